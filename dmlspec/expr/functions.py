@@ -1,0 +1,337 @@
+"""The named functions a constraint expression may call.
+
+Each function has a static type rule (used when specs are loaded) and an implementation
+(used when descs or data are checked). Functions that need DirectML facts, such as element
+sizes, read them from the `Facts` the evaluator is given, which the loader builds from the
+common spec: no data-type table is typed here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .types import ARRAY, BOOL, INT, LIST, MASK, NUMBER, EnumType, FlagsType, Type, is_assignable
+
+__all__ = ["FUNCTIONS", "Facts", "Function", "TypeRuleError"]
+
+DATA_TYPE = EnumType("DML_TENSOR_DATA_TYPE")
+
+
+class Facts(Protocol):
+    """DirectML facts some functions need; implemented by the loaded common spec."""
+
+    def element_bits(self, data_type: str) -> int: ...
+
+    def numpy_dtype(self, data_type: str) -> str | None: ...
+
+
+class TypeRuleError(Exception):
+    """A call's arguments do not fit; `arg` is the index of the offending argument or None."""
+
+    def __init__(self, message: str, arg: int | None = None) -> None:
+        super().__init__(message)
+        self.arg = arg
+
+
+TypeRule = Callable[[Sequence[Type]], Type]
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    signature: str
+    doc: str
+    type_rule: TypeRule
+    impl: Callable[..., Any]  # impl(facts, *args)
+    data_only: bool = False  # only meaningful on tensor data (requires constraints)
+
+
+def _fixed(*params: Type, returns: Type) -> TypeRule:
+    def rule(args: Sequence[Type]) -> Type:
+        if len(args) != len(params):
+            raise TypeRuleError(f"takes {len(params)} argument(s); got {len(args)}")
+        for i, (arg, param) in enumerate(zip(args, params, strict=True)):
+            if not is_assignable(arg, param):
+                raise TypeRuleError(f"argument {i + 1} must be {param}; got {arg}", i)
+        return returns
+
+    return rule
+
+
+def _list_or_ints(args: Sequence[Type]) -> Type:
+    if len(args) == 1 and args[0] == LIST:
+        return INT
+    if len(args) >= 2:
+        for i, arg in enumerate(args):
+            if arg != INT:
+                raise TypeRuleError(f"argument {i + 1} must be int; got {arg}", i)
+        return INT
+    raise TypeRuleError("takes one list or at least two ints")
+
+
+def _all_equal(args: Sequence[Type]) -> Type:
+    if len(args) < 2:
+        raise TypeRuleError(f"takes at least 2 arguments; got {len(args)}")
+    for i, arg in enumerate(args[1:], start=1):
+        if arg != args[0]:
+            raise TypeRuleError(f"argument {i + 1} must be {args[0]} like argument 1; got {arg}", i)
+    return BOOL
+
+
+def _pad_left(args: Sequence[Type]) -> Type:
+    if len(args) not in (2, 3):
+        raise TypeRuleError(f"takes 2 or 3 arguments; got {len(args)}")
+    return _fixed(*(LIST, INT, INT)[: len(args)], returns=LIST)(args)
+
+
+def _has_flag(args: Sequence[Type]) -> Type:
+    if len(args) != 2 or not isinstance(args[0], FlagsType):
+        raise TypeRuleError("takes a flags value and a flag name")
+    if args[1] != EnumType(args[0].enum):
+        raise TypeRuleError(f"argument 2 must be a member of {args[0].enum}; got {args[1]}", 1)
+    return BOOL
+
+
+def _in_bounds(args: Sequence[Type]) -> Type:
+    if len(args) != 2 or args[0] != ARRAY:
+        raise TypeRuleError("takes an array and a bound (int, or list for the last axis)")
+    if args[1] not in (INT, LIST):
+        raise TypeRuleError(f"argument 2 must be int or list; got {args[1]}", 1)
+    return MASK
+
+
+def _prod(facts: Facts, values: list[int]) -> int:
+    return math.prod(values)
+
+
+def _min(facts: Facts, *values: Any) -> int:
+    return min(values[0]) if len(values) == 1 else min(values)
+
+
+def _max(facts: Facts, *values: Any) -> int:
+    return max(values[0]) if len(values) == 1 else max(values)
+
+
+def _pad_left_impl(facts: Facts, values: list[int], count: int, fill: int = 1) -> list[int]:
+    return [fill] * max(count - len(values), 0) + list(values)
+
+
+def _packed_strides(facts: Facts, sizes: list[int]) -> list[int]:
+    strides, running = [], 1
+    for size in reversed(sizes):
+        strides.append(running)
+        running *= size
+    return strides[::-1]
+
+
+def _buffer_tensor_size(facts: Facts, data_type: str, sizes: list[int], strides: list[int]) -> int:
+    """DMLCalcBufferTensorSize (dml-helper-functions.md), generalised to sub-byte types."""
+    if not sizes:
+        return 0
+    index_of_last_element = sum((s - 1) * t for s, t in zip(sizes, strides, strict=False))
+    size_in_bytes = -(-(index_of_last_element + 1) * facts.element_bits(data_type) // 8)
+    return (size_in_bytes + 3) & ~3
+
+
+def _as_type(facts: Facts, value: int | float, data_type: str) -> int | float:
+    """The value a DML_SCALAR_UNION of `data_type` holds when given `value`."""
+    dtype = facts.numpy_dtype(data_type)
+    if dtype is None:
+        raise ValueError(f"no NumPy type for {data_type}")
+    info = np.dtype(dtype)
+    if info.kind in "iu":
+        if isinstance(value, float) and not value.is_integer():
+            value = math.trunc(value)
+        bits = info.itemsize * 8
+        wrapped = int(value) % (1 << bits)
+        if info.kind == "i" and wrapped >= 1 << (bits - 1):
+            wrapped -= 1 << bits
+        return wrapped
+    return float(np.array(value, dtype=np.float64).astype(info))
+
+
+def _normalised(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    signed = values.astype(object)
+    return np.where(signed < 0, signed + bounds, signed)
+
+
+def _in_bounds_impl(facts: Facts, values: np.ndarray, bounds: int | list[int]) -> np.ndarray:
+    limit = np.asarray(bounds, dtype=object)
+    signed = np.asarray(values).astype(object)
+    return (signed >= -limit) & (signed < limit)
+
+
+def _unique_targets(facts: Facts, values: np.ndarray, bounds: list[int]) -> np.ndarray:
+    """Per index tuple (last axis): True unless another tuple addresses the same target."""
+    tuples = _normalised(np.asarray(values), np.asarray(bounds, dtype=object))
+    flat = [tuple(row) for row in tuples.reshape(-1, tuples.shape[-1])]
+    counts: dict[tuple[Any, ...], int] = {}
+    for key in flat:
+        counts[key] = counts.get(key, 0) + 1
+    unique = np.array([counts[key] == 1 for key in flat], dtype=bool)
+    return unique.reshape(tuples.shape[:-1])
+
+
+def _unique_along(facts: Facts, values: np.ndarray, axis: int, bound: int) -> np.ndarray:
+    """Per element: True unless another element writes the same target along `axis`."""
+    array = _normalised(np.asarray(values), np.asarray(bound, dtype=object))
+    coordinates = np.indices(array.shape).reshape(array.ndim, -1).T.tolist()
+    targets = []
+    for position, index in zip(coordinates, array.reshape(-1).tolist(), strict=True):
+        position[axis] = index
+        targets.append(tuple(position))
+    counts: dict[tuple[Any, ...], int] = {}
+    for key in targets:
+        counts[key] = counts.get(key, 0) + 1
+    return np.array([counts[key] == 1 for key in targets], dtype=bool).reshape(array.shape)
+
+
+_FUNCTION_LIST = [
+    Function(
+        "len",
+        "len(xs: list) -> int",
+        "Number of items.",
+        _fixed(LIST, returns=INT),
+        lambda facts, xs: len(xs),
+    ),
+    Function(
+        "prod",
+        "prod(xs: list) -> int",
+        "Product of the items (1 for an empty list).",
+        _fixed(LIST, returns=INT),
+        _prod,
+    ),
+    Function(
+        "sum",
+        "sum(xs: list) -> int",
+        "Sum of the items.",
+        _fixed(LIST, returns=INT),
+        lambda facts, xs: sum(xs),
+    ),
+    Function(
+        "min",
+        "min(xs: list) | min(a: int, b: int, ...) -> int",
+        "Smallest item.",
+        _list_or_ints,
+        _min,
+    ),
+    Function(
+        "max",
+        "max(xs: list) | max(a: int, b: int, ...) -> int",
+        "Largest item.",
+        _list_or_ints,
+        _max,
+    ),
+    Function(
+        "abs",
+        "abs(x: number) -> number",
+        "Absolute value.",
+        _fixed(NUMBER, returns=NUMBER),
+        lambda facts, x: abs(x),
+    ),
+    Function(
+        "pad_left",
+        "pad_left(xs: list, n: int, value: int = 1) -> list",
+        "Prepends `value` until the list has n items (a longer list is returned as is).",
+        _pad_left,
+        _pad_left_impl,
+    ),
+    Function(
+        "all_equal",
+        "all_equal(a, b, ...) -> bool",
+        "True when all arguments (of one type) are equal.",
+        _all_equal,
+        lambda facts, *xs: all(x == xs[0] for x in xs[1:]),
+    ),
+    Function(
+        "all_ones",
+        "all_ones(xs: list) -> bool",
+        "True when every item is 1 (or none).",
+        _fixed(LIST, returns=BOOL),
+        lambda facts, xs: all(x == 1 for x in xs),
+    ),
+    Function(
+        "is_power_of_two",
+        "is_power_of_two(x: int) -> bool",
+        "x is 1, 2, 4, 8, ...",
+        _fixed(INT, returns=BOOL),
+        lambda facts, x: x > 0 and x & (x - 1) == 0,
+    ),
+    Function(
+        "element_bits",
+        "element_bits(t: enum DML_TENSOR_DATA_TYPE) -> int",
+        "Size of one element of data type t, in bits (from the common spec).",
+        _fixed(DATA_TYPE, returns=INT),
+        lambda facts, t: facts.element_bits(t),
+    ),
+    Function(
+        "packed_strides",
+        "packed_strides(sizes: list) -> list",
+        "Strides, in elements, of a packed row-major tensor of these sizes.",
+        _fixed(LIST, returns=LIST),
+        _packed_strides,
+    ),
+    Function(
+        "buffer_tensor_size",
+        "buffer_tensor_size(t: enum DML_TENSOR_DATA_TYPE, sizes: list, strides: list) -> int",
+        "DMLCalcBufferTensorSize: bytes up to the one-past-the-end element, rounded up to 4.",
+        _fixed(DATA_TYPE, LIST, LIST, returns=INT),
+        _buffer_tensor_size,
+    ),
+    Function(
+        "has_flag",
+        "has_flag(flags: flags X, name: enum X) -> bool",
+        "Whether the flag is set.",
+        _has_flag,
+        lambda facts, flags, name: name in flags,
+    ),
+    Function(
+        "as_type",
+        "as_type(x: number, t: enum DML_TENSOR_DATA_TYPE) -> number",
+        "The value x takes when stored as data type t: integers wrap modulo 2^bits, "
+        "floats round to nearest.",
+        _fixed(NUMBER, DATA_TYPE, returns=NUMBER),
+        _as_type,
+    ),
+    Function(
+        "all",
+        "all(m: mask) -> bool",
+        "True when every element of the mask is true.",
+        _fixed(MASK, returns=BOOL),
+        lambda facts, m: bool(np.all(m)),
+        data_only=True,
+    ),
+    Function(
+        "in_bounds",
+        "in_bounds(a: array, bound: int | list) -> mask",
+        "Element-wise -bound <= a < bound; a list bound applies along the last axis.",
+        _in_bounds,
+        _in_bounds_impl,
+        data_only=True,
+    ),
+    Function(
+        "unique_targets",
+        "unique_targets(a: array, bounds: list) -> mask",
+        "Per index tuple (the last axis of a, negative entries counted from bounds): "
+        "true unless another tuple addresses the same target.",
+        _fixed(ARRAY, LIST, returns=MASK),
+        _unique_targets,
+        data_only=True,
+    ),
+    Function(
+        "unique_along",
+        "unique_along(a: array, axis: int, bound: int) -> mask",
+        "Per element: true unless another element, with its coordinate along `axis` "
+        "replaced by its (normalised) value, addresses the same target.",
+        _fixed(ARRAY, INT, INT, returns=MASK),
+        _unique_along,
+        data_only=True,
+    ),
+]
+
+FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTION_LIST}

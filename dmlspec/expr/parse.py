@@ -1,0 +1,134 @@
+"""Parse constraint-expression text into `nodes`, without eval or exec.
+
+The text is read by Python's own parser (`ast.parse(..., mode="eval")`, which only builds a
+tree and runs nothing) and then walked with an explicit whitelist. Anything outside the
+language - lambdas, comprehensions, attribute chains, keyword arguments, names starting with
+an underscore, calls of anything but a bare function name - is rejected with an
+`ExpressionError` naming the construct and its column.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import nodes
+from .errors import ExpressionError
+
+__all__ = ["parse"]
+
+_BINARY_OPS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+}
+_COMPARE_OPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+}
+_BOOL_OPS: dict[type[ast.boolop], str] = {ast.And: "and", ast.Or: "or"}
+
+# What a reader of an error message is told the language does allow.
+ALLOWED_SYNTAX = (
+    "names, Tensor.Member, integer/float/string/True/False literals, [lists], x[i], x[a:b], "
+    "+ - * // %, comparisons, and/or/not, and calls of the named functions"
+)
+
+
+def parse(source: str) -> nodes.Node:
+    """Parse one expression; raise `ExpressionError` for anything outside the language."""
+    if not source.strip():
+        raise ExpressionError("empty expression", source, 0)
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as error:
+        col = max((error.offset or 1) - 1, 0)
+        raise ExpressionError(f"syntax error: {error.msg}", source, col) from None
+    return _Converter(source.strip()).convert(tree.body)
+
+
+class _Converter:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, message: str, node: ast.AST) -> ExpressionError:
+        return ExpressionError(message, self.source, getattr(node, "col_offset", 0))
+
+    def check_name(self, name: str, node: ast.AST) -> str:
+        if name.startswith("_"):
+            raise self.fail(f"names starting with '_' are not allowed (got {name!r})", node)
+        return name
+
+    def convert(self, node: ast.expr) -> nodes.Node:
+        col = node.col_offset
+        match node:
+            case ast.Constant(value=value) if isinstance(value, bool | int | float | str):
+                return nodes.Literal(col, value)
+            case ast.Name(id=name):
+                return nodes.Name(col, self.check_name(name, node))
+            case ast.Attribute(value=ast.Name() as owner, attr=attr):
+                self.check_name(attr, node)
+                return nodes.Member(
+                    col, nodes.Name(owner.col_offset, self.check_name(owner.id, owner)), attr
+                )
+            case ast.Attribute(attr=attr):
+                raise self.fail(
+                    f"member access '.{attr}' is only allowed directly on a field name", node
+                )
+            case ast.List(elts=elements):
+                return nodes.ListLiteral(col, tuple(self.convert(e) for e in elements))
+            case ast.Subscript(value=value, slice=ast.Slice(lower=lower, upper=upper, step=step)):
+                if step is not None:
+                    raise self.fail("slices with a step are not allowed", node)
+                return nodes.Slice(
+                    col,
+                    self.convert(value),
+                    None if lower is None else self.convert(lower),
+                    None if upper is None else self.convert(upper),
+                )
+            case ast.Subscript(value=value, slice=index):
+                return nodes.Index(col, self.convert(value), self.convert(index))
+            case ast.UnaryOp(op=ast.USub(), operand=operand):
+                return nodes.Unary(col, "-", self.convert(operand))
+            case ast.UnaryOp(op=ast.Not(), operand=operand):
+                return nodes.Unary(col, "not", self.convert(operand))
+            case ast.BinOp(op=op, left=left, right=right) if type(op) in _BINARY_OPS:
+                return nodes.Binary(
+                    col, _BINARY_OPS[type(op)], self.convert(left), self.convert(right)
+                )
+            case ast.Compare(left=left, ops=ops, comparators=rest):
+                symbols = []
+                for op in ops:
+                    if type(op) not in _COMPARE_OPS:
+                        raise self.fail(f"comparison '{type(op).__name__}' is not allowed", node)
+                    symbols.append(_COMPARE_OPS[type(op)])
+                return nodes.Compare(
+                    col, self.convert(left), tuple(symbols), tuple(self.convert(r) for r in rest)
+                )
+            case ast.BoolOp(op=op, values=values):
+                return nodes.BoolOp(
+                    col, _BOOL_OPS[type(op)], tuple(self.convert(v) for v in values)
+                )
+            case ast.Call(func=ast.Name(id=func), args=args, keywords=keywords):
+                if keywords:
+                    raise self.fail(
+                        f"keyword arguments are not allowed (in call of {func!r})", node
+                    )
+                for arg in args:
+                    if isinstance(arg, ast.Starred):
+                        raise self.fail(f"'*' arguments are not allowed (in call of {func!r})", arg)
+                return nodes.Call(
+                    col, self.check_name(func, node), tuple(self.convert(a) for a in args)
+                )
+            case ast.Call():
+                raise self.fail("only named functions can be called", node)
+        raise self.fail(
+            f"{type(node).__name__} is not allowed in a constraint expression "
+            f"(allowed: {ALLOWED_SYNTAX})",
+            node,
+        )

@@ -1,0 +1,97 @@
+"""Derive dependent values from constraints, for building valid descs from free choices.
+
+A constraint of the form `Target == expression` (or `all_equal(a, b, ...)`), where Target is
+a field (`Axis`) or a tensor member (`UpdatesTensor.Sizes`) that the right-hand side does not
+mention, defines Target: a test-data strategy draws the free values, then evaluates each
+derivation in dependency order. Validators and strategies use the same parsed expressions,
+so a size rule is written once, in the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from . import nodes
+
+__all__ = ["Derivation", "derivations", "order_derivations", "target_of"]
+
+
+@dataclass(frozen=True)
+class Derivation:
+    target: str  # "UpdatesTensor.Sizes" or "Axis"
+    expr: nodes.Node
+    constraint_id: str
+
+
+def target_of(node: nodes.Node) -> str | None:
+    """The assignable name a node denotes, or None."""
+    match node:
+        case nodes.Name(id=name):
+            return name
+        case nodes.Member(obj=nodes.Name(id=owner), member=member):
+            return f"{owner}.{member}"
+    return None
+
+
+def references(node: nodes.Node, definitions: Mapping[str, nodes.Node]) -> set[str]:
+    """Every field and member a node reads, seeing through named definitions."""
+    found: set[str] = set()
+    for child in nodes.walk(node):
+        if isinstance(child, nodes.Member):
+            found.add(f"{child.obj.id}.{child.member}")
+        elif isinstance(child, nodes.Name):
+            if child.id in definitions:
+                found |= references(definitions[child.id], definitions)
+            else:
+                found.add(child.id)
+    # `T.Sizes` also reads `T` (the name node under the member); keep only what is read.
+    return {name for name in found if not any(other.startswith(name + ".") for other in found)}
+
+
+def derivations(
+    constraints: Iterable[tuple[str, nodes.Node]], definitions: Mapping[str, nodes.Node]
+) -> tuple[Derivation, ...]:
+    """Each equality constraint read as a definition of its left side (first one wins)."""
+    found: dict[str, Derivation] = {}
+    for constraint_id, expr in constraints:
+        for target, source in _equalities(expr):
+            if target in found or target in references(source, definitions):
+                continue
+            found[target] = Derivation(target, source, constraint_id)
+    return tuple(found.values())
+
+
+def _equalities(expr: nodes.Node) -> list[tuple[str, nodes.Node]]:
+    match expr:
+        case nodes.Compare(first=first, ops=("==",), rest=(second,)):
+            pairs = []
+            if (target := target_of(first)) is not None:
+                pairs.append((target, second))
+            if (target := target_of(second)) is not None:
+                pairs.append((target, first))
+            return pairs
+        case nodes.Call(func="all_equal", args=(first, *others)):
+            return [(t, first) for o in others if (t := target_of(o)) is not None]
+    return []
+
+
+def order_derivations(
+    chosen: Iterable[Derivation], free: Iterable[str], definitions: Mapping[str, nodes.Node]
+) -> list[Derivation]:
+    """Derivations in an order where each reads only free or already derived values."""
+    known = set(free)
+    pending = list(chosen)
+    ordered: list[Derivation] = []
+    while pending:
+        ready = [d for d in pending if references(d.expr, definitions) <= known]
+        if not ready:
+            missing = sorted(
+                set().union(*(references(d.expr, definitions) for d in pending)) - known
+            )
+            raise ValueError(f"cannot derive {[d.target for d in pending]}: needs {missing}")
+        for derivation in ready:
+            ordered.append(derivation)
+            known.add(derivation.target)
+            pending.remove(derivation)
+    return ordered
