@@ -63,15 +63,15 @@ def _fixed(*params: Type, returns: Type) -> TypeRule:
     return rule
 
 
-def _list_or_ints(args: Sequence[Type]) -> Type:
+def _list_or_numbers(args: Sequence[Type]) -> Type:
     if len(args) == 1 and args[0] == LIST:
         return INT
     if len(args) >= 2:
         for i, arg in enumerate(args):
-            if arg != INT:
-                raise TypeRuleError(f"argument {i + 1} must be int; got {arg}", i)
-        return INT
-    raise TypeRuleError("takes one list or at least two ints")
+            if not is_assignable(arg, NUMBER):
+                raise TypeRuleError(f"argument {i + 1} must be int or number; got {arg}", i)
+        return INT if all(arg == INT for arg in args) else NUMBER
+    raise TypeRuleError("takes one list or at least two numbers")
 
 
 def _all_equal(args: Sequence[Type]) -> Type:
@@ -215,16 +215,16 @@ _FUNCTION_LIST = [
     ),
     Function(
         "min",
-        "min(xs: list) | min(a: int, b: int, ...) -> int",
+        "min(xs: list) | min(a: number, b: number, ...) -> number",
         "Smallest item.",
-        _list_or_ints,
+        _list_or_numbers,
         _min,
     ),
     Function(
         "max",
-        "max(xs: list) | max(a: int, b: int, ...) -> int",
+        "max(xs: list) | max(a: number, b: number, ...) -> number",
         "Largest item.",
-        _list_or_ints,
+        _list_or_numbers,
         _max,
     ),
     Function(

@@ -1,0 +1,137 @@
+"""Load spec/ into the typed model, reporting every problem with its file and JSON pointer.
+
+Loading is three passes per file: strict JSON (duplicate keys are errors), JSON Schema
+validation (shape, types, unknown keys), then cross-checks the schema cannot express
+(names that must exist, rows that must not overlap, expressions that must parse and
+type-check). A file that fails an earlier pass is not cross-checked. All problems of all files
+are gathered into one `SpecError`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from referencing import Registry, Resource
+
+from .. import model as m
+from ..errors import Problem, SpecError
+from ..jsonio import JsonReadError, pointer, read_json_file
+from .common import CommonBuilder
+from .operator import OperatorBuilder
+from .report import Report
+
+__all__ = ["default_spec_dir", "load_catalog"]
+
+COMMON_FILE = "common.json"
+OPERATORS_DIR = "operators"
+SCHEMA_DIR = "schema"
+COMMON_SCHEMA = "common.schema.json"
+OPERATOR_SCHEMA = "operator.schema.json"
+
+
+def default_spec_dir() -> Path:
+    """$DMLSPEC_SPEC_DIR, else the spec/ folder beside the dmlspec package."""
+    override = os.environ.get("DMLSPEC_SPEC_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "spec"
+
+
+def load_catalog(spec_dir: Path | None = None) -> m.Catalog:
+    """Load and cross-check every spec; raise `SpecError` listing all problems."""
+    return _CatalogLoader(spec_dir or default_spec_dir()).load()
+
+
+class _CatalogLoader:
+    def __init__(self, spec_dir: Path) -> None:
+        self.spec_dir = spec_dir
+        self.problems: list[Problem] = []
+
+    def display(self, path: Path) -> str:
+        try:
+            return f"{self.spec_dir.name}/{path.relative_to(self.spec_dir).as_posix()}"
+        except ValueError:
+            return str(path)
+
+    def read(self, path: Path, report: Report) -> Any:
+        try:
+            return read_json_file(path)
+        except JsonReadError as error:
+            for where, message in error.problems:
+                report.at(where, message)
+            return None
+
+    def validators(self) -> tuple[jsonschema.Validator, jsonschema.Validator] | None:
+        schemas = {}
+        for name in (COMMON_SCHEMA, OPERATOR_SCHEMA):
+            path = self.spec_dir / SCHEMA_DIR / name
+            report = Report(self.display(path), self.problems)
+            schemas[name] = self.read(path, report)
+            if schemas[name] is None:
+                return None
+            try:
+                jsonschema.Draft202012Validator.check_schema(schemas[name])
+            except jsonschema.SchemaError as error:
+                report.at(list(error.absolute_path), f"not a valid JSON Schema: {error.message}")
+                return None
+        registry: Registry[Any] = Registry().with_resources(
+            (s["$id"], Resource.from_contents(s)) for s in schemas.values() if "$id" in s
+        )
+        return (
+            jsonschema.Draft202012Validator(schemas[COMMON_SCHEMA], registry=registry),
+            jsonschema.Draft202012Validator(schemas[OPERATOR_SCHEMA], registry=registry),
+        )
+
+    def schema_valid(self, validator: jsonschema.Validator, data: Any, report: Report) -> bool:
+        errors = []
+        for error in validator.iter_errors(data):
+            if error.context:
+                error = jsonschema.exceptions.best_match(error.context)
+            errors.append((pointer(list(error.absolute_path)), error.message))
+        for where, message in sorted(errors):
+            report.at(where, message)
+        return not errors
+
+    def load(self) -> m.Catalog:
+        if not self.spec_dir.is_dir():
+            raise SpecError([Problem(str(self.spec_dir), "", "spec folder not found")])
+        validators = self.validators()
+        if validators is None:
+            raise SpecError(self.problems)
+        common_validator, operator_validator = validators
+
+        common_path = self.spec_dir / COMMON_FILE
+        report = Report(self.display(common_path), self.problems)
+        data = self.read(common_path, report)
+        common = None
+        if data is not None and self.schema_valid(common_validator, data, report):
+            common = CommonBuilder(self.display(common_path), data, report).build()
+        if common is None:
+            raise SpecError(self.problems)
+
+        operators = []
+        for path in sorted((self.spec_dir / OPERATORS_DIR).glob("*.json")):
+            report = Report(self.display(path), self.problems)
+            data = self.read(path, report)
+            if data is None or not self.schema_valid(operator_validator, data, report):
+                continue
+            spec = OperatorBuilder(self.display(path), path.stem, data, common, report).build()
+            if spec is not None:
+                operators.append(spec)
+        self.check_catalog(operators)
+        if self.problems:
+            raise SpecError(self.problems)
+        return m.Catalog(common, tuple(sorted(operators, key=lambda s: s.name)))
+
+    def check_catalog(self, operators: list[m.OperatorSpec]) -> None:
+        owners: dict[str, str] = {}
+        for spec in operators:
+            report = Report(spec.path, self.problems)
+            for operator_type in spec.operator_types:
+                if operator_type in owners:
+                    report.at(
+                        "/operator_type",
+                        f"{operator_type} is already defined by {owners[operator_type]}",
+                    )
+                owners[operator_type] = spec.path

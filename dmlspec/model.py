@@ -1,0 +1,647 @@
+"""The typed model of the specs: frozen dataclasses, built only by `loader`.
+
+Each class mirrors one object of the spec files. `to_json()` gives back the object as the
+file writes it (the loader's cross-checks guarantee that a model rebuilt from it is equal),
+so nothing downstream needs the raw dicts. Expressions are kept as `Expression` (source
+text + checked tree); they compare by source text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .expr import EnumInfo, Expression
+from .expr.types import Type
+
+__all__ = [
+    "Alias",
+    "Catalog",
+    "CommonSpec",
+    "ComparisonRule",
+    "Constraint",
+    "DataType",
+    "Definition",
+    "DimensionCountRange",
+    "DocPage",
+    "Enum",
+    "EnumMember",
+    "Erratum",
+    "Example",
+    "ExampleTensor",
+    "FeatureLevel",
+    "Field",
+    "FieldRange",
+    "NegativeIndices",
+    "OperatorSpec",
+    "Semantics",
+    "SupportRow",
+    "TensorMember",
+    "TensorSupport",
+    "UndefinedEffect",
+]
+
+Json = dict[str, Any]
+DATA_TYPE_ENUM = "DML_TENSOR_DATA_TYPE"
+FEATURE_LEVEL_ENUM = "DML_FEATURE_LEVEL"
+TENSOR_KINDS = ("input_tensor", "output_tensor")
+
+
+def _put(target: Json, key: str, value: Any) -> None:
+    """Write an optional key only when it has a value (the files omit empty optional keys)."""
+    if value is not None and value != ():
+        target[key] = list(value) if isinstance(value, tuple) else value
+
+
+def _frozen(value: Any) -> Any:
+    """Nested lists as nested tuples, so example values are hashable like the rest."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
+def _thawed(value: Any) -> Any:
+    return [_thawed(v) for v in value] if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True)
+class DocPage:
+    id: str
+    path: str  # relative to the shared docs folder
+    language: str
+    translation: str  # "original", "machine-with-english" (sxs-lookup spans) or "machine"
+    commit: str | None = None
+    note: str | None = None
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "id": self.id,
+            "path": self.path,
+            "language": self.language,
+            "translation": self.translation,
+        }
+        _put(data, "commit", self.commit)
+        _put(data, "note", self.note)
+        return data
+
+
+@dataclass(frozen=True)
+class FeatureLevel:
+    name: str  # "3_0"
+    rank: int  # position in the ordered list, 0 for 1_0
+    dml_version: str | None
+    sources: tuple[str, ...]
+
+    @property
+    def enum_name(self) -> str:
+        return f"DML_FEATURE_LEVEL_{self.name}"
+
+    def to_json(self) -> Json:
+        return {"name": self.name, "dml_version": self.dml_version, "sources": list(self.sources)}
+
+
+@dataclass(frozen=True)
+class DataType:
+    name: str  # "FLOAT32"
+    kind: str  # "float", "signed", "unsigned" or "unknown"
+    bits: int
+    numpy: str | None
+    since: str
+    doc: str
+    sources: tuple[str, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "bits": self.bits,
+            "numpy": self.numpy,
+            "since": self.since,
+            "doc": self.doc,
+            "sources": list(self.sources),
+        }
+
+
+@dataclass(frozen=True)
+class EnumMember:
+    name: str
+    doc: str
+    value: int | None = None
+
+    def to_json(self) -> Json:
+        data: Json = {"name": self.name}
+        _put(data, "value", self.value)
+        data["doc"] = self.doc
+        return data
+
+
+@dataclass(frozen=True)
+class Enum:
+    name: str
+    prefix: str
+    members: tuple[EnumMember, ...]
+    sources: tuple[str, ...]
+
+    def info(self) -> EnumInfo:
+        return EnumInfo(self.name, self.prefix, tuple(m.name for m in self.members))
+
+    def to_json(self) -> Json:
+        return {
+            "name": self.name,
+            "prefix": self.prefix,
+            "members": [m.to_json() for m in self.members],
+            "sources": list(self.sources),
+        }
+
+
+@dataclass(frozen=True)
+class TensorMember:
+    name: str
+    type: Type
+    type_text: str
+    optional: bool
+    default: Expression | None
+    doc: str
+    sources: tuple[str, ...]
+
+    def to_json(self) -> Json:
+        data: Json = {"name": self.name, "type": self.type_text, "optional": self.optional}
+        _put(data, "default", None if self.default is None else self.default.source)
+        data["doc"] = self.doc
+        data["sources"] = list(self.sources)
+        return data
+
+
+@dataclass(frozen=True)
+class DimensionCountRange:
+    since: str
+    min: int
+    max: int
+    sources: tuple[str, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "since": self.since,
+            "min": self.min,
+            "max": self.max,
+            "sources": list(self.sources),
+        }
+
+
+@dataclass(frozen=True)
+class UndefinedEffect:
+    """What a violated `requires` constraint leaves undefined."""
+
+    tensor: str
+    cells: str  # "whole_tensor" or "addressed"
+    values: str  # "any" or "one_of_colliding_updates"
+
+    def to_json(self) -> Json:
+        return {"tensor": self.tensor, "cells": self.cells, "values": self.values}
+
+
+@dataclass(frozen=True)
+class Constraint:
+    id: str
+    constraint_class: str  # "error" (invalid desc) or "requires" (precondition on data)
+    doc: tuple[str, ...]
+    expr: Expression
+    message: str
+    sources: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    note: str | None = None
+    undefined: UndefinedEffect | None = None
+
+    @property
+    def number(self) -> tuple[str, int]:
+        """Sort key: class letter, then number (C2 before C10)."""
+        letter, digits = re.fullmatch(r".*\.([CR])(\d+)", self.id).groups()  # type: ignore[union-attr]
+        return letter, int(digits)
+
+    def to_json(self) -> Json:
+        data: Json = {"id": self.id, "class": self.constraint_class, "doc": list(self.doc)}
+        _put(data, "sources", self.sources)
+        data["expr"] = self.expr.source
+        data["message"] = self.message
+        _put(data, "depends_on", self.depends_on)
+        _put(data, "note", self.note)
+        _put(data, "undefined", None if self.undefined is None else self.undefined.to_json())
+        return data
+
+
+@dataclass(frozen=True)
+class CommonSpec:
+    """DirectML facts every operator shares (spec/common.json)."""
+
+    path: str
+    schema: str
+    doc_pages: tuple[DocPage, ...]
+    feature_levels: tuple[FeatureLevel, ...]
+    data_types: tuple[DataType, ...]
+    enums: tuple[Enum, ...]
+    tensor_members: tuple[TensorMember, ...]
+    dimension_count: tuple[DimensionCountRange, ...]
+    tensor_constraints: tuple[Constraint, ...]
+
+    # -- lookups ---------------------------------------------------------------------------
+    def feature_level(self, name: str) -> FeatureLevel:
+        """The level named `name`, written "3_0" or "DML_FEATURE_LEVEL_3_0"; KeyError if none."""
+        short = name.removeprefix("DML_FEATURE_LEVEL_")
+        for level in self.feature_levels:
+            if level.name == short:
+                return level
+        known = ", ".join(level.name for level in self.feature_levels)
+        raise KeyError(f"unknown feature level {name!r}; known levels: {known}")
+
+    @property
+    def highest_feature_level(self) -> FeatureLevel:
+        return self.feature_levels[-1]
+
+    def data_type(self, name: str) -> DataType:
+        short = name.removeprefix("DML_TENSOR_DATA_TYPE_")
+        for data_type in self.data_types:
+            if data_type.name == short:
+                return data_type
+        known = ", ".join(d.name for d in self.data_types)
+        raise KeyError(f"unknown data type {name!r}; known data types: {known}")
+
+    def dimension_count_at(self, level: str) -> DimensionCountRange:
+        rank = self.feature_level(level).rank
+        in_force = [r for r in self.dimension_count if self.feature_level(r.since).rank <= rank]
+        return in_force[-1]
+
+    def enum_infos(self) -> dict[str, EnumInfo]:
+        """Every enumeration expressions may name, including data types and feature levels."""
+        infos = {e.name: e.info() for e in self.enums}
+        infos[DATA_TYPE_ENUM] = EnumInfo(
+            DATA_TYPE_ENUM, "DML_TENSOR_DATA_TYPE_", tuple(d.name for d in self.data_types)
+        )
+        infos[FEATURE_LEVEL_ENUM] = EnumInfo(
+            FEATURE_LEVEL_ENUM, "DML_FEATURE_LEVEL_", tuple(f.name for f in self.feature_levels)
+        )
+        return infos
+
+    # -- expr.Facts ------------------------------------------------------------------------
+    def element_bits(self, data_type: str) -> int:
+        return self.data_type(data_type).bits
+
+    def numpy_dtype(self, data_type: str) -> str | None:
+        return self.data_type(data_type).numpy
+
+    def to_json(self) -> Json:
+        return {
+            "$schema": self.schema,
+            "doc_pages": [p.to_json() for p in self.doc_pages],
+            "feature_levels": [f.to_json() for f in self.feature_levels],
+            "data_types": [d.to_json() for d in self.data_types],
+            "enums": [e.to_json() for e in self.enums],
+            "tensor": {
+                "members": [m.to_json() for m in self.tensor_members],
+                "dimension_count": [r.to_json() for r in self.dimension_count],
+                "constraints": [c.to_json() for c in self.tensor_constraints],
+            },
+        }
+
+
+@dataclass(frozen=True)
+class FieldRange:
+    """A numeric field's documented range; the loader also turns it into an error constraint."""
+
+    id: str
+    min: Expression
+    max: Expression
+    max_exclusive: bool
+    doc: tuple[str, ...]
+    depends_on: tuple[str, ...] = ()
+    note: str | None = None
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "id": self.id,
+            "min": self.min.source,
+            "max": self.max.source,
+            "max_exclusive": self.max_exclusive,
+            "doc": list(self.doc),
+        }
+        _put(data, "depends_on", self.depends_on)
+        _put(data, "note", self.note)
+        return data
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: str  # input_tensor, output_tensor, uint, int, float, bool, enum, data_type, scalar_union
+    c_type: str
+    optional: bool
+    doc: str
+    enum: str | None = None
+    value_type_field: str | None = None
+    range: FieldRange | None = None
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind in TENSOR_KINDS
+
+    @property
+    def is_output(self) -> bool:
+        return self.kind == "output_tensor"
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "name": self.name,
+            "kind": self.kind,
+            "c_type": self.c_type,
+            "optional": self.optional,
+        }
+        _put(data, "enum", self.enum)
+        _put(data, "value_type_field", self.value_type_field)
+        data["doc"] = self.doc
+        _put(data, "range", None if self.range is None else self.range.to_json())
+        return data
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    expr: Expression
+    doc: str
+
+    def to_json(self) -> Json:
+        return {"name": self.name, "expr": self.expr.source, "doc": self.doc}
+
+
+@dataclass(frozen=True)
+class TensorSupport:
+    tensor: str
+    dimension_counts: tuple[int, ...]
+    data_types: tuple[str, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "tensor": self.tensor,
+            "dimension_counts": list(self.dimension_counts),
+            "data_types": list(self.data_types),
+        }
+
+
+@dataclass(frozen=True)
+class SupportRow:
+    """One 'DML_FEATURE_LEVEL_X_Y and above' table."""
+
+    feature_level: str
+    sources: tuple[str, ...]
+    tensors: tuple[TensorSupport, ...]
+    note: str | None = None
+
+    def tensor(self, name: str) -> TensorSupport:
+        for support in self.tensors:
+            if support.tensor == name:
+                return support
+        raise KeyError(f"no {name} in the {self.feature_level} support row")
+
+    def to_json(self) -> Json:
+        data: Json = {"feature_level": self.feature_level, "sources": list(self.sources)}
+        _put(data, "note", self.note)
+        data["tensors"] = [t.to_json() for t in self.tensors]
+        return data
+
+
+@dataclass(frozen=True)
+class NegativeIndices:
+    tensor: str
+    since: str
+    doc: str
+
+    def to_json(self) -> Json:
+        return {"tensor": self.tensor, "since": self.since, "doc": self.doc}
+
+
+@dataclass(frozen=True)
+class ComparisonRule:
+    tensor: str
+    data_type_kinds: tuple[str, ...]
+    rule: str  # "exact" or "ulp"
+    max_ulps: int | None = None
+    reference: Expression | None = None  # expected value of element k, exactly
+    ulp_scale: Expression | None = None
+    note: str | None = None
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "tensor": self.tensor,
+            "data_type_kinds": list(self.data_type_kinds),
+            "rule": self.rule,
+        }
+        _put(data, "max_ulps", self.max_ulps)
+        _put(data, "reference", None if self.reference is None else self.reference.source)
+        _put(data, "ulp_scale", None if self.ulp_scale is None else self.ulp_scale.source)
+        _put(data, "note", self.note)
+        return data
+
+
+@dataclass(frozen=True)
+class Semantics:
+    pseudocode: str
+    comparison: tuple[ComparisonRule, ...]
+    notes: tuple[str, ...] = ()
+    negative_indices: NegativeIndices | None = None
+
+    def comparison_for(self, tensor: str, kind: str) -> ComparisonRule:
+        for rule in self.comparison:
+            if rule.tensor == tensor and kind in rule.data_type_kinds:
+                return rule
+        raise KeyError(f"no comparison rule for {tensor} of kind {kind}")
+
+    def to_json(self) -> Json:
+        data: Json = {"pseudocode": self.pseudocode}
+        _put(data, "notes", self.notes)
+        _put(
+            data,
+            "negative_indices",
+            None if self.negative_indices is None else self.negative_indices.to_json(),
+        )
+        data["comparison"] = [c.to_json() for c in self.comparison]
+        return data
+
+
+@dataclass(frozen=True)
+class ExampleTensor:
+    sizes: tuple[int, ...]
+    data_type: str | None = None  # missing only in sizes-only examples as written
+    values: Any = None  # nested tuples, row-major, as printed; None when not given
+
+    def to_json(self) -> Json:
+        data: Json = {}
+        _put(data, "DataType", self.data_type)
+        data["Sizes"] = list(self.sizes)
+        if self.values is not None:
+            data["Values"] = _thawed(self.values)
+        return data
+
+
+ExampleValue = ExampleTensor | int | float | str
+
+
+@dataclass(frozen=True)
+class ExampleFields:
+    """Operator fields of an example, in the order the page gives them."""
+
+    items: tuple[tuple[str, ExampleValue], ...]
+
+    def __iter__(self) -> Iterator[tuple[str, ExampleValue]]:
+        return iter(self.items)
+
+    def as_dict(self) -> dict[str, ExampleValue]:
+        return dict(self.items)
+
+    def to_json(self) -> Json:
+        return {
+            name: value.to_json() if isinstance(value, ExampleTensor) else value
+            for name, value in self.items
+        }
+
+
+@dataclass(frozen=True)
+class Erratum:
+    note: str
+    expect: tuple[str, ...]  # findings the as-written form must produce
+
+    def to_json(self) -> Json:
+        return {"note": self.note, "expect": list(self.expect)}
+
+
+@dataclass(frozen=True)
+class Example:
+    id: str
+    title: str | None
+    sources: tuple[str, ...]
+    as_written: ExampleFields
+    errata: tuple[Erratum, ...] = ()
+    corrected: ExampleFields | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def valid_form(self) -> ExampleFields:
+        """The form to run: the corrected one where the page's own is wrong or incomplete."""
+        return self.corrected if self.corrected is not None else self.as_written
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "id": self.id,
+            "title": self.title,
+            "sources": list(self.sources),
+            "as_written": self.as_written.to_json(),
+        }
+        _put(data, "errata", tuple(e.to_json() for e in self.errata))
+        _put(data, "corrected", None if self.corrected is None else self.corrected.to_json())
+        _put(data, "notes", self.notes)
+        return data
+
+
+@dataclass(frozen=True)
+class Alias:
+    operator_type: str
+    struct: str
+    note: str
+
+    def to_json(self) -> Json:
+        return {"operator_type": self.operator_type, "struct": self.struct, "note": self.note}
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    path: str
+    schema: str
+    name: str  # "SCATTER_ND"
+    operator_type: str  # "DML_OPERATOR_SCATTER_ND"
+    aliases: tuple[Alias, ...]
+    struct: str
+    summary: str
+    introduced: str
+    doc_pages: tuple[DocPage, ...]
+    fields: tuple[Field, ...]
+    definitions: tuple[Definition, ...]
+    explicit_constraints: tuple[Constraint, ...]
+    range_constraints: tuple[Constraint, ...]  # derived from the fields' ranges
+    support: tuple[SupportRow, ...]
+    semantics: Semantics
+    examples: tuple[Example, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def constraints(self) -> tuple[Constraint, ...]:
+        """Every constraint, field ranges included, errors before requires, by number."""
+        return tuple(
+            sorted(self.explicit_constraints + self.range_constraints, key=lambda c: c.number)
+        )
+
+    @property
+    def operator_types(self) -> tuple[str, ...]:
+        return (self.operator_type, *(a.operator_type for a in self.aliases))
+
+    def field(self, name: str) -> Field:
+        for candidate in self.fields:
+            if candidate.name == name:
+                return candidate
+        raise KeyError(f"{self.name} has no field {name!r}")
+
+    @property
+    def tensor_fields(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.is_tensor)
+
+    def constraint(self, constraint_id: str) -> Constraint:
+        for candidate in self.constraints:
+            if candidate.id == constraint_id:
+                return candidate
+        raise KeyError(f"{self.name} has no constraint {constraint_id!r}")
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "$schema": self.schema,
+            "name": self.name,
+            "operator_type": self.operator_type,
+            "aliases": [a.to_json() for a in self.aliases],
+            "struct": self.struct,
+            "summary": self.summary,
+            "introduced": self.introduced,
+            "doc_pages": [p.to_json() for p in self.doc_pages],
+            "fields": [f.to_json() for f in self.fields],
+            "definitions": [d.to_json() for d in self.definitions],
+            "constraints": [c.to_json() for c in self.explicit_constraints],
+            "support": [r.to_json() for r in self.support],
+            "semantics": self.semantics.to_json(),
+            "examples": [e.to_json() for e in self.examples],
+        }
+        _put(data, "notes", self.notes)
+        return data
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything loaded from spec/: the common facts and every operator, sorted by name."""
+
+    common: CommonSpec
+    operators: tuple[OperatorSpec, ...]
+
+    def operator(self, name: str) -> OperatorSpec:
+        """Look an operator up by name or DML_OPERATOR_ type, with or without the prefix."""
+        short = name.removeprefix("DML_OPERATOR_")
+        for spec in self.operators:
+            if short == spec.name or f"DML_OPERATOR_{short}" in spec.operator_types:
+                return spec
+        known = ", ".join(
+            t.removeprefix("DML_OPERATOR_") for s in self.operators for t in s.operator_types
+        )
+        raise KeyError(f"unknown operator {name!r}; known operators: {known}")
+
+    def support_row_at(self, spec: OperatorSpec, level: str) -> SupportRow | None:
+        """The support row in force at `level` ('and above' semantics), None below the first."""
+        rank = self.common.feature_level(level).rank
+        in_force = [
+            r for r in spec.support if self.common.feature_level(r.feature_level).rank <= rank
+        ]
+        return in_force[-1] if in_force else None
+
+    def by_path(self) -> Mapping[str, OperatorSpec]:
+        return {spec.path: spec for spec in self.operators}
