@@ -1,0 +1,125 @@
+"""Bind a desc's field values to the names constraint expressions use, and evaluate them.
+
+A desc here is already shaped (tensor fields are mappings with DataType, Sizes and the other
+DML_BUFFER_TENSOR_DESC members; scalars are numbers or enum names); checking the JSON shape
+itself is the validators' job. Tensor members the desc omits take the defaults the common spec
+declares; scalar unions are read through their data-type field, as DirectML reads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import model as m
+from .expr import Absent, Environment, ExpressionError, TensorValue
+from .expr.functions import FUNCTIONS
+
+__all__ = ["Outcome", "bind_desc", "bind_tensor", "evaluate_constraints", "scalar_union_value"]
+
+DATA_MEMBER = "Values"
+
+
+def _short(value: Any, prefix: str) -> Any:
+    return value.removeprefix(prefix) if isinstance(value, str) else value
+
+
+def _member_value(name: str, value: Any) -> Any:
+    if name == "DataType":
+        return _short(value, "DML_TENSOR_DATA_TYPE_")
+    if name == "Flags":
+        flags = value if isinstance(value, list) else str(value).split("|")
+        return frozenset(_short(f.strip(), "DML_TENSOR_FLAG_") for f in flags)
+    return list(value) if isinstance(value, tuple | list) else value
+
+
+def bind_tensor(common: m.CommonSpec, name: str, desc: Mapping[str, Any]) -> TensorValue:
+    """A tensor desc with defaults filled in; `Values` (tensor data) is kept as an array."""
+    members: dict[str, Any] = {}
+    for member in common.tensor_members:
+        if member.name in desc:
+            members[member.name] = _member_value(member.name, desc[member.name])
+    # Defaults may read any given member and the defaults before them (struct order).
+    for member in common.tensor_members:
+        if member.name not in members and member.default is not None:
+            env = Environment(members, common, common.enum_infos())
+            with contextlib.suppress(Absent):
+                members[member.name] = member.default.evaluate(env)
+    if DATA_MEMBER in desc and desc[DATA_MEMBER] is not None:
+        members[DATA_MEMBER] = np.asarray(desc[DATA_MEMBER], dtype=object)
+    return TensorValue(name, members)
+
+
+def scalar_union_value(common: m.CommonSpec, value: int | float, data_type: str) -> int | float:
+    """What a DML_SCALAR_UNION read as `data_type` holds when set to `value`."""
+    return FUNCTIONS["as_type"].impl(common, value, _short(data_type, "DML_TENSOR_DATA_TYPE_"))  # type: ignore[no-any-return]
+
+
+def bind_desc(
+    common: m.CommonSpec,
+    spec: m.OperatorSpec,
+    fields: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
+) -> Environment:
+    """An environment for the spec's expressions; absent optional fields stay unbound."""
+    values: dict[str, Any] = dict(extra or {})
+    for field in spec.fields:
+        if field.name not in fields:
+            continue
+        raw = fields[field.name]
+        if field.is_tensor:
+            values[field.name] = bind_tensor(common, field.name, raw)
+        elif field.kind == "data_type":
+            values[field.name] = _short(raw, "DML_TENSOR_DATA_TYPE_")
+        elif field.kind == "scalar_union":
+            value_type = fields.get(field.value_type_field or "")
+            values[field.name] = (
+                raw if value_type is None else scalar_union_value(common, raw, value_type)
+            )
+        else:
+            values[field.name] = raw
+    definitions = {d.name: (d.expr.tree, d.expr.source) for d in spec.definitions}
+    return Environment(values, common, common.enum_infos(), definitions)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one constraint came out: "pass", "fail", "skipped" (a dependency failed),
+    "not_applicable" (it reads an absent optional value) or "error" (evaluation failed)."""
+
+    constraint_id: str
+    status: str
+    detail: str = ""
+
+
+def evaluate_constraints(
+    constraints: tuple[m.Constraint, ...], env: Environment
+) -> dict[str, Outcome]:
+    """Evaluate in dependency order; a constraint whose dependency did not pass is skipped."""
+    outcomes: dict[str, Outcome] = {}
+    by_id = {c.id: c for c in constraints}
+
+    def outcome(constraint: m.Constraint) -> Outcome:
+        if constraint.id in outcomes:
+            return outcomes[constraint.id]
+        for dependency in constraint.depends_on:
+            if dependency in by_id and outcome(by_id[dependency]).status != "pass":
+                outcomes[constraint.id] = Outcome(constraint.id, "skipped", dependency)
+                return outcomes[constraint.id]
+        try:
+            passed = bool(constraint.expr.evaluate(env))
+            result = Outcome(constraint.id, "pass" if passed else "fail")
+        except Absent as absent:
+            result = Outcome(constraint.id, "not_applicable", absent.name)
+        except ExpressionError as error:
+            result = Outcome(constraint.id, "error", str(error))
+        outcomes[constraint.id] = result
+        return result
+
+    for constraint in constraints:
+        outcome(constraint)
+    return outcomes
