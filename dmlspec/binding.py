@@ -9,7 +9,7 @@ declares; scalar unions are read through their data-type field, as DirectML read
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,9 +17,18 @@ import numpy as np
 
 from . import model as m
 from .expr import Absent, Environment, ExpressionError, TensorValue
+from .expr.evaluate import evaluate
 from .expr.functions import FUNCTIONS
+from .expr.solve import Derivation, derivations, order_derivations, references
 
-__all__ = ["Outcome", "bind_desc", "bind_tensor", "evaluate_constraints", "scalar_union_value"]
+__all__ = [
+    "Outcome",
+    "bind_desc",
+    "bind_tensor",
+    "derive_members",
+    "evaluate_constraints",
+    "scalar_union_value",
+]
 
 DATA_MEMBER = "Values"
 
@@ -123,3 +132,61 @@ def evaluate_constraints(
     for constraint in constraints:
         outcome(constraint)
     return outcomes
+
+
+def derive_members(
+    common: m.CommonSpec,
+    spec: m.OperatorSpec,
+    fields: Mapping[str, Any],
+    targets: Iterable[str],
+) -> dict[str, Any]:
+    """Values for `targets` ("UpdatesTensor.Sizes", "Axis", ...) read off the spec's equality
+    constraints, given the other fields. Raises ValueError if a target has no derivation or
+    needs a value that is neither given nor derivable."""
+    wanted = list(targets)
+    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    available = {
+        d.target: d
+        for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
+    }
+    missing = [t for t in wanted if t not in available]
+    if missing:
+        raise ValueError(f"no constraint of {spec.name} defines {missing}")
+    env = bind_desc(common, spec, fields)
+    given = {
+        f"{name}.{member}" if isinstance(value, TensorValue) else name
+        for name, value in env.values.items()
+        for member in (value.members if isinstance(value, TensorValue) else [""])
+    }
+    chosen = _closure(wanted, available, given, definitions)
+    derived: dict[str, Any] = {}
+    for derivation in order_derivations(chosen, given, definitions):
+        value = evaluate(derivation.expr, env, derivation.constraint_id)
+        owner, _, member = derivation.target.partition(".")
+        if member:
+            tensor = env.values.setdefault(owner, TensorValue(owner, {}))
+            tensor.members[member] = value
+        else:
+            env.values[owner] = value
+        derived[derivation.target] = value
+    return {target: derived[target] for target in wanted}
+
+
+def _closure(
+    wanted: list[str],
+    available: Mapping[str, Derivation],
+    given: set[str],
+    definitions: Mapping[str, Any],
+) -> list[Derivation]:
+    """The wanted derivations plus those they need that are not given."""
+    chosen: dict[str, Derivation] = {}
+    pending = list(wanted)
+    while pending:
+        target = pending.pop()
+        if target in chosen or target in given:
+            continue
+        if target not in available:
+            raise ValueError(f"{target} is neither given nor derivable")
+        chosen[target] = available[target]
+        pending.extend(references(available[target].expr, definitions))
+    return list(chosen.values())
