@@ -49,7 +49,9 @@ def parse(source: str) -> nodes.Node:
     except SyntaxError as error:
         col = max((error.offset or 1) - 1, 0)
         raise ExpressionError(f"syntax error: {error.msg}", source, col) from None
-    return _Converter(source.strip()).convert(tree.body)
+    converter = _Converter(source.strip())
+    converter.reject_private_names(tree.body)
+    return converter.convert(tree.body)
 
 
 class _Converter:
@@ -58,6 +60,14 @@ class _Converter:
 
     def fail(self, message: str, node: ast.AST) -> ExpressionError:
         return ExpressionError(message, self.source, getattr(node, "col_offset", 0))
+
+    def reject_private_names(self, root: ast.expr) -> None:
+        """Report `__import__`, `x.__class__` and the like first, wherever they are nested."""
+        for node in sorted(ast.walk(root), key=lambda n: getattr(n, "col_offset", 0)):
+            if isinstance(node, ast.Name):
+                self.check_name(node.id, node)
+            elif isinstance(node, ast.Attribute):
+                self.check_name(node.attr, node)
 
     def check_name(self, name: str, node: ast.AST) -> str:
         if name.startswith("_"):

@@ -121,12 +121,17 @@ class Builder:
         return built
 
     def check_depends_on(
-        self, constraints: Sequence[m.Constraint], where_of: Mapping[str, list[str | int]]
+        self,
+        constraints: Sequence[m.Constraint],
+        where_of: Mapping[str, list[str | int]],
+        declared: Iterable[str],
     ) -> None:
+        """Dependencies must be declared constraints (built or not) and form no cycle."""
+        declared_ids = set(declared)
         by_id = {c.id: c for c in constraints}
         for constraint in constraints:
             for dependency in constraint.depends_on:
-                if dependency not in by_id:
+                if dependency not in declared_ids:
                     self.report.at(
                         [*where_of[constraint.id], "depends_on"],
                         f"{constraint.id} depends on unknown constraint {dependency!r}",
@@ -169,5 +174,6 @@ def field_type(field: m.Field, common: m.CommonSpec) -> Type:
     return _FIELD_TYPES[field.kind]
 
 
-def unknown_level(name: str, known: Iterable[str]) -> str:
-    return f"unknown feature level {name!r} (known: {known(known)})"
+def unknown_level(name: str, levels: Iterable[str]) -> str:
+    """`levels` in their order (1_0 first)."""
+    return f"unknown feature level {name!r} (known: {known(levels)})"

@@ -14,7 +14,7 @@ class CommonBuilder(Builder):
     def build(self) -> m.CommonSpec | None:
         pages = self.doc_pages()
         levels = self.feature_levels()
-        level_names = {level.name for level in levels}
+        level_names = [level.name for level in levels]
         data_types = self.data_types(level_names)
         enums = self.enums()
         members = self.tensor_members(enums, data_types, levels)
@@ -59,7 +59,7 @@ class CommonBuilder(Builder):
             levels.append(m.FeatureLevel(raw["name"], i, raw["dml_version"], sources))
         return tuple(levels)
 
-    def data_types(self, level_names: set[str]) -> tuple[m.DataType, ...]:
+    def data_types(self, level_names: list[str]) -> tuple[m.DataType, ...]:
         types, seen = [], set()
         for i, raw in enumerate(self.data["data_types"]):
             if raw["name"] in seen:
@@ -179,5 +179,9 @@ class CommonBuilder(Builder):
         constraints = self.constraints(
             raws, where, "TENSOR", {"error": scope, "requires": scope}, set()
         )
-        self.check_depends_on(constraints, {raw["id"]: [*where, i] for i, raw in enumerate(raws)})
+        self.check_depends_on(
+            constraints,
+            {raw["id"]: [*where, i] for i, raw in enumerate(raws)},
+            (raw["id"] for raw in raws),
+        )
         return constraints

@@ -66,7 +66,7 @@ class OperatorBuilder(Builder):
         for i, field in enumerate(fields):
             if field.range is not None:
                 where_of[field.range.id] = ["fields", i, "range"]
-        self.check_depends_on([*ranges, *explicit], where_of)
+        self.check_depends_on([*ranges, *explicit], where_of, known_ids)
         for i, raw in enumerate(data["constraints"]):
             undefined = raw.get("undefined")
             if undefined is not None:
@@ -227,9 +227,10 @@ class OperatorBuilder(Builder):
             if field.name == name:
                 return field
         what = {None: "tensor", True: "output tensor", False: "input tensor"}[output]
+        article = "a" if output is None else "an"
         self.report.at(
             where,
-            f"{name!r} is not an {what} field of {self.name} "
+            f"{name!r} is not {article} {what} field of {self.name} "
             f"({what} fields: {known(f.name for f in tensors)})",
         )
         return None
@@ -339,7 +340,11 @@ class OperatorBuilder(Builder):
                 below = lower.tensor(cell.tensor)
             except KeyError:
                 continue
-            dropped_types = [t for t in below.data_types if t not in cell.data_types]
+            dropped_types = [
+                t
+                for t in below.data_types
+                if t not in cell.data_types and self.data_type_kind(t) is not None
+            ]
             dropped_counts = [c for c in below.dimension_counts if c not in cell.dimension_counts]
             if dropped_types or dropped_counts:
                 self.report.at(
