@@ -78,7 +78,7 @@ class OperatorBuilder(Builder):
                 )
         support = self.support(fields)
         semantics = self.semantics(fields, names)
-        examples = self.examples(fields, {c.id for c in [*ranges, *explicit]})
+        examples = self.examples(fields, known_ids)
         if self.report.count:
             return None
         return m.OperatorSpec(

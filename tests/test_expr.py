@@ -1,0 +1,203 @@
+"""The constraint-expression language: what it rejects, how it types and evaluates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dmlspec.expr import (
+    EnumInfo,
+    Environment,
+    ExpressionError,
+    Scope,
+    TensorValue,
+    compile_expression,
+)
+from dmlspec.expr.functions import FUNCTIONS
+from dmlspec.expr.types import INT, LIST, NUMBER, EnumType, TensorType
+from dmlspec.model import Catalog
+
+TENSOR = TensorType((("Sizes", LIST), ("DimensionCount", INT), ("DataType", EnumType("DT"))))
+ENUMS = {"DT": EnumInfo("DT", "DML_TENSOR_DATA_TYPE_", ("FLOAT32", "UINT8"))}
+SCOPE = Scope({"A": TENSOR, "B": TENSOR, "Axis": INT, "Start": NUMBER}, ENUMS)
+
+
+class NoFacts:
+    def element_bits(self, data_type: str) -> int:
+        return {"FLOAT32": 32, "FLOAT16": 16, "UINT8": 8}[data_type]
+
+    def numpy_dtype(self, data_type: str) -> str | None:
+        return data_type.lower()
+
+
+def run(source: str, **values: object) -> object:
+    env = Environment(values, NoFacts(), ENUMS)
+    return compile_expression(source, SCOPE).evaluate(env)
+
+
+REJECTED = [
+    ('__import__("os")', "names starting with '_' are not allowed (got '__import__')", 1),
+    ("A.__class__", "names starting with '_' are not allowed (got '__class__')", 1),
+    ("len(A.Sizes).real", "member access '.real' is only allowed directly on a field name", 1),
+    ("A.Sizes.count", "member access '.count' is only allowed directly on a field name", 1),
+    ("lambda: 1", "Lambda is not allowed in a constraint expression", 1),
+    ("[x for x in A.Sizes]", "ListComp is not allowed in a constraint expression", 1),
+    ("Axis if Axis else 1", "IfExp is not allowed in a constraint expression", 1),
+    ("Axis ** 2", "BinOp is not allowed in a constraint expression", 1),
+    ("{'a': 1}", "Dict is not allowed in a constraint expression", 1),
+    ("len(*A.Sizes)", "'*' arguments are not allowed (in call of 'len')", 5),
+    ("len(x=A.Sizes)", "keyword arguments are not allowed (in call of 'len')", 1),
+    ("A.Sizes[0:2:1]", "slices with a step are not allowed", 1),
+    ("Axis is None", "comparison 'Is' is not allowed", 1),
+    ("A.Sizes(1)", "only named functions can be called", 1),
+    ("Axis <=", "syntax error: invalid syntax", 1),
+    ("", "empty expression", 1),
+    # Well-formed syntax, rejected by the type checker:
+    ('getattr(A, "Sizes")', "unknown function 'getattr' (functions: abs, all,", 1),
+    ('open("f")', "unknown function 'open'", 1),
+    ("eval(Axis)", "unknown function 'eval'", 1),
+    ("Bogus + 1", "unknown name 'Bogus' (known names: A, Axis, B, Start)", 1),
+    ("A.Bogus == 1", "tensor has no member 'Bogus' (members: DataType, DimensionCount, Sizes)", 1),
+    ("A.Values == 1", "'A.Values' reads tensor data, which only 'requires' constraints may do", 1),
+    ("all(in_bounds(A.Sizes, 1))", "all() works on tensor data", 1),
+    ("pad_left(Axis, 2)", "pad_left() argument 1 must be list; got int", 10),
+    ("A.Sizes + Axis == A.Sizes", "the right operand of list '+' must be list; got int", 11),
+    ("A.DataType == Axis", "cannot compare enum DT == int", 15),
+    ('A.DataType == "FLOAT64"', "'FLOAT64' is not a member of any known enumeration", 15),
+    ("Axis // Start", "the right operand of '//' must be int; got number", 9),
+    ("not Axis", "the operand of 'not' must be bool; got int", 5),
+]
+
+
+@pytest.mark.parametrize(("source", "message", "column"), REJECTED)
+def test_rejected_expressions_name_the_problem_and_column(
+    source: str, message: str, column: int
+) -> None:
+    with pytest.raises(ExpressionError) as raised:
+        compile_expression(source, SCOPE)
+    assert raised.value.message.startswith(message)
+    assert raised.value.col + 1 == column
+    assert f"at column {column}" in str(raised.value)
+
+
+def test_eval_exec_and_dunder_escapes_never_run() -> None:
+    sneaky = ['__import__("os").system("false")', "A.__dict__", "_private"]
+    for source in sneaky:
+        with pytest.raises(ExpressionError):
+            compile_expression(source, SCOPE)
+
+
+def test_python_like_semantics() -> None:
+    a = TensorValue("A", {"Sizes": [1, 2, 3, 4], "DimensionCount": 4, "DataType": "FLOAT32"})
+    assert run("A.Sizes[-1]", A=a) == 4
+    assert run("A.Sizes[1:-1]", A=a) == [2, 3]
+    assert run("A.Sizes[:Axis] + A.Sizes[Axis + 1:]", A=a, Axis=1) == [1, 3, 4]
+    assert run("1 <= Axis < A.DimensionCount", A=a, Axis=3) is True
+    assert run("1 <= Axis < A.DimensionCount", A=a, Axis=4) is False
+    assert run('A.DataType == "DML_TENSOR_DATA_TYPE_FLOAT32"', A=a) is True
+    assert run("Axis == 0 or A.Sizes[Axis] == 2", A=a, Axis=0) is True  # short-circuits
+    assert run("18446744073709551615 + 1 == 2 * 9223372036854775808") is True  # no overflow
+
+
+def test_index_out_of_range_is_an_expression_error_not_a_crash() -> None:
+    a = TensorValue("A", {"Sizes": [1, 2]})
+    with pytest.raises(ExpressionError, match="index 5 is out of range for a list of 2 items"):
+        run("A.Sizes[5] == 1", A=a)
+
+
+def test_function_reference_matches_every_implemented_function() -> None:
+    # Each function is documented in docs/spec-format.md; keep the list in step.
+    documented = (
+        __import__("pathlib").Path(__file__).parents[1] / "docs" / "spec-format.md"
+    ).read_text()
+    for name, function in FUNCTIONS.items():
+        assert f"`{function.signature}`" in documented, name
+
+
+# DMLCalcBufferTensorSize on sizes and strides the docs themselves work through.
+@pytest.mark.parametrize(
+    ("data_type", "sizes", "strides", "expected", "where"),
+    [
+        ("FLOAT32", [1, 1, 2, 3], [6, 6, 3, 1], 24, "DxDispatch Guide: fully defined tensor desc"),
+        ("FLOAT32", [1, 1, 2, 3], [6, 3, 3, 1], 24, "packed NCHW strides of the same sizes"),
+        ("UINT8", [2, 3], [5, 1], 8, "dml-strides.md padding example: 8 elements, 1 byte each"),
+        ("UINT8", [2, 3], [0, 1], 4, "broadcast height stride: 3 bytes rounded up to 4"),
+        ("FLOAT16", [3], [1], 8, "6 bytes rounded up to a DWORD"),
+    ],
+)
+def test_buffer_tensor_size(
+    data_type: str, sizes: list[int], strides: list[int], expected: int, where: str
+) -> None:
+    assert FUNCTIONS["buffer_tensor_size"].impl(NoFacts(), data_type, sizes, strides) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "data_type", "expected"),
+    [
+        (-2, "UINT8", 254),  # FILL_VALUE_SEQUENCE example 2: UINT8 delta -2 steps like 254
+        (200, "INT8", -56),
+        (2**64 + 5, "UINT64", 5),
+        (-1, "UINT64", 2**64 - 1),
+        (3.7, "INT32", 3),
+        (0.1, "FLOAT16", float(np.float16(0.1))),
+        (3.2, "FLOAT32", float(np.float32(3.2))),
+    ],
+)
+def test_as_type_reads_values_like_a_scalar_union(
+    value: float, data_type: str, expected: float
+) -> None:
+    facts = NoFacts()
+    facts.numpy_dtype = lambda t: t.lower()  # type: ignore[method-assign]
+    assert FUNCTIONS["as_type"].impl(facts, value, data_type) == expected
+
+
+def test_data_functions_mark_each_offending_element() -> None:
+    facts = NoFacts()
+    indices = np.array([3, 1, 3, 0])  # SCATTER_ELEMENTS example 1: two writes to output[3]
+    assert FUNCTIONS["unique_along"].impl(facts, indices, 0, 5).tolist() == [
+        False,
+        True,
+        False,
+        True,
+    ]
+    assert FUNCTIONS["in_bounds"].impl(facts, np.array([-3, -4, 2, 3]), 3).tolist() == [
+        True,
+        False,
+        True,
+        False,
+    ]
+    tuples = np.array([[0, 1], [1, 0], [-2, 1]])  # -2 normalises to 0 in a dimension of 2
+    assert FUNCTIONS["in_bounds"].impl(facts, tuples, [2, 2]).all()
+    assert FUNCTIONS["unique_targets"].impl(facts, tuples, [2, 2]).tolist() == [False, True, False]
+    big = np.array([2**63 + 7], dtype=np.uint64)
+    assert FUNCTIONS["in_bounds"].impl(facts, big, 2**64 - 1).tolist() == [True]
+
+
+def test_scatter_nd_derives_dependent_sizes_from_its_constraints(catalog: Catalog) -> None:
+    from dmlspec.binding import derive_members
+
+    spec = catalog.operator("SCATTER_ND")
+    example = next(e for e in spec.examples if e.id == "example")
+    fields = {k: v.to_json() if hasattr(v, "to_json") else v for k, v in example.valid_form}
+    free = {k: v for k, v in fields.items() if k not in ("UpdatesTensor", "OutputTensor")}
+    derived = derive_members(
+        catalog.common,
+        spec,
+        free,
+        ["UpdatesTensor.Sizes", "OutputTensor.Sizes", "UpdatesTensor.DataType"],
+    )
+    assert derived == {
+        "UpdatesTensor.Sizes": fields["UpdatesTensor"]["Sizes"],
+        "OutputTensor.Sizes": fields["OutputTensor"]["Sizes"],
+        "UpdatesTensor.DataType": "FLOAT32",
+    }
+
+
+def test_derivation_of_an_undefined_target_is_refused(catalog: Catalog) -> None:
+    from dmlspec.binding import derive_members
+
+    spec = catalog.operator("FILL_VALUE_SEQUENCE")
+    with pytest.raises(
+        ValueError, match=r"no constraint of FILL_VALUE_SEQUENCE defines \['ValueStart'\]"
+    ):
+        derive_members(catalog.common, spec, {}, ["ValueStart"])

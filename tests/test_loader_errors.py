@@ -1,0 +1,306 @@
+"""Every kind of malformed spec gives an exact message naming the file and JSON pointer.
+
+Each case copies the real spec/ folder, breaks one thing, and expects exactly these problems.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dmlspec import SpecError, load_catalog
+
+from .conftest import SPEC_DIR
+
+OP = "spec/operators/scatter_nd.json"
+LEVELS = "1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4"
+DATA_TYPES = (
+    "UNKNOWN, FLOAT32, FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8, FLOAT64, UINT64, "
+    "INT64, UINT4, INT4"
+)
+NAMES = (
+    "ExpectedUpdatesSizes, IndexBounds, IndexTupleSize, IndicesDimensionCount, "
+    "IndicesMeaningfulSizes, IndicesTensor, InputDimensionCount, InputMeaningfulSizes, "
+    "InputTensor, OutputTensor, UpdatesTensor"
+)
+FUNCTIONS = (
+    "abs, all, all_equal, all_ones, as_type, buffer_tensor_size, element_bits, has_flag, "
+    "in_bounds, is_power_of_two, len, max, min, packed_strides, pad_left, prod, sum, "
+    "unique_along, unique_targets"
+)
+
+Mutation = Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """A mutation of the file's text rather than of its parsed JSON."""
+
+    edit: Callable[[str], str]
+
+
+def constraint(index: int, **changes: Any) -> Mutation:
+    return lambda spec: spec["constraints"][index].update(changes)
+
+
+CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
+    (
+        "missing required key",
+        "operators/scatter_nd.json",
+        lambda spec: spec.pop("introduced"),
+        [f"{OP}: 'introduced' is a required property"],
+    ),
+    (
+        "unknown key",
+        "operators/scatter_nd.json",
+        lambda spec: spec["fields"][0].update(Colour=1),
+        [f"{OP} at /fields/0: Additional properties are not allowed ('Colour' was unexpected)"],
+    ),
+    (
+        "duplicate key",
+        "operators/scatter_nd.json",
+        TextEdit(lambda text: text.replace('"summary":', '"summary": "x",\n  "summary":', 1)),
+        [f"{OP} at /summary: duplicate key 'summary'"],
+    ),
+    (
+        "invalid JSON",
+        "operators/scatter_nd.json",
+        TextEdit(lambda text: '{\n  "name": "SCATTER_ND",\n}\n'),
+        [
+            f"{OP}: invalid JSON at line 3 column 1: "
+            "Expecting property name enclosed in double quotes"
+        ],
+    ),
+    (
+        "unknown feature level",
+        "operators/scatter_nd.json",
+        lambda spec: spec["support"][0].update(feature_level="9_9"),
+        [f"{OP} at /support/0/feature_level: unknown feature level '9_9' (known: {LEVELS})"],
+    ),
+    (
+        "unknown feature level in the common spec",
+        "common.json",
+        lambda common: common["data_types"][1].update(since="0_5"),
+        [f"spec/common.json at /data_types/1/since: unknown feature level '0_5' (known: {LEVELS})"],
+    ),
+    (
+        "unknown data type",
+        "operators/scatter_nd.json",
+        lambda spec: spec["support"][0]["tensors"][0]["data_types"].__setitem__(0, "FLOAT128"),
+        [
+            f"{OP} at /support/0/tensors/0/data_types/0: unknown data type 'FLOAT128'; "
+            f"known data types: {DATA_TYPES}"
+        ],
+    ),
+    (
+        "overlapping support rows",
+        "operators/scatter_nd.json",
+        lambda spec: spec["support"][1].update(feature_level="2_1"),
+        [f"{OP} at /support/1/feature_level: support rows overlap: 2_1 already has row 0"],
+    ),
+    (
+        "data type newer than its support row",
+        "operators/scatter_nd.json",
+        lambda spec: spec["support"][0]["tensors"][0]["data_types"].append("FLOAT64"),
+        [
+            f"{OP} at /support/0/tensors/0/data_types/8: FLOAT64 exists only from feature level "
+            "3_0, but is listed in the 2_1 row",
+            f"{OP} at /support/1/tensors: InputTensor in the 3_0 row drops what the 2_1 row "
+            "allows (data types ['FLOAT64'], dimension counts []); feature levels are supersets",
+        ],
+    ),
+    (
+        "support row naming a missing tensor",
+        "operators/scatter_nd.json",
+        lambda spec: spec["support"][0]["tensors"][0].update(tensor="FooTensor"),
+        [
+            f"{OP} at /support/0/tensors/0/tensor: 'FooTensor' is not a tensor field of "
+            "SCATTER_ND (tensor fields: InputTensor, IndicesTensor, UpdatesTensor, OutputTensor)",
+            f"{OP} at /support/0/tensors: the 2_1 row lists no InputTensor",
+        ],
+    ),
+    (
+        "constraint naming a missing field",
+        "operators/scatter_nd.json",
+        constraint(2, expr="Foo.Sizes == InputTensor.Sizes"),
+        [
+            f"{OP} at /constraints/2/expr: unknown name 'Foo' (known names: {NAMES}) "
+            "(in 'Foo.Sizes == InputTensor.Sizes' at column 1)"
+        ],
+    ),
+    (
+        "syntax error in an expression",
+        "operators/scatter_nd.json",
+        constraint(3, expr="IndexTupleSize <="),
+        [
+            f"{OP} at /constraints/3/expr: syntax error: invalid syntax "
+            "(in 'IndexTupleSize <=' at column 1)"
+        ],
+    ),
+    (
+        "expression trying __import__",
+        "operators/scatter_nd.json",
+        constraint(3, expr='__import__("os").system("true") == 0'),
+        [
+            f"{OP} at /constraints/3/expr: names starting with '_' are not allowed "
+            "(got '__import__') (in '__import__(\"os\").system(\"true\") == 0' at column 1)"
+        ],
+    ),
+    (
+        "expression trying an attribute escape",
+        "operators/scatter_nd.json",
+        constraint(3, expr="InputTensor.Sizes.__class__ == 1"),
+        [
+            f"{OP} at /constraints/3/expr: names starting with '_' are not allowed "
+            "(got '__class__') (in 'InputTensor.Sizes.__class__ == 1' at column 1)"
+        ],
+    ),
+    (
+        "expression calling an unknown function",
+        "operators/scatter_nd.json",
+        constraint(3, expr='system("ls") == 0'),
+        [
+            f"{OP} at /constraints/3/expr: unknown function 'system' (functions: {FUNCTIONS}) "
+            "(in 'system(\"ls\") == 0' at column 1)"
+        ],
+    ),
+    (
+        "constraint that is not a condition",
+        "operators/scatter_nd.json",
+        constraint(3, expr="IndexTupleSize + 1"),
+        [f"{OP} at /constraints/3/expr: expression 'IndexTupleSize + 1' must be bool; it is int"],
+    ),
+    (
+        "error constraint reading tensor data",
+        "operators/scatter_nd.json",
+        constraint(3, expr="all(in_bounds(IndicesTensor.Values, 3))"),
+        [
+            f"{OP} at /constraints/3/expr: all() works on tensor data, which only 'requires' "
+            "constraints may read (in 'all(in_bounds(IndicesTensor.Values, 3))' at column 1)"
+        ],
+    ),
+    (
+        "dependency on an unknown constraint",
+        "operators/scatter_nd.json",
+        constraint(3, depends_on=["SCATTER_ND.C99"]),
+        [
+            f"{OP} at /constraints/3/depends_on: SCATTER_ND.C6 depends on unknown constraint "
+            "'SCATTER_ND.C99'"
+        ],
+    ),
+    (
+        "dependency cycle",
+        "operators/scatter_nd.json",
+        lambda spec: (
+            spec["constraints"][0].update(depends_on=["SCATTER_ND.C2"]),
+            spec["constraints"][1].update(depends_on=["SCATTER_ND.C1"]),
+        ),
+        [
+            f"{OP} at /constraints/0/depends_on: dependency cycle: "
+            "SCATTER_ND.C1 -> SCATTER_ND.C2 -> SCATTER_ND.C1"
+        ],
+    ),
+    (
+        "requires constraint without its undefined effect",
+        "operators/scatter_nd.json",
+        lambda spec: spec["constraints"][-1].pop("undefined"),
+        [
+            f"{OP} at /constraints/9: a 'requires' constraint must say what is 'undefined' "
+            "when violated"
+        ],
+    ),
+    (
+        "unknown source page",
+        "operators/scatter_nd.json",
+        lambda spec: spec["support"][0]["sources"].append("seed-999"),
+        [
+            f"{OP} at /support/0/sources/3: unknown source 'seed-999' "
+            "(doc_pages ids: en, seed-000, seed-001)"
+        ],
+    ),
+    (
+        "example naming a missing field",
+        "operators/scatter_nd.json",
+        lambda spec: spec["examples"][1]["as_written"].update(Bogus=1),
+        [
+            f"{OP} at /examples/1/as_written/Bogus: unknown field 'Bogus' (fields: InputTensor, "
+            "IndicesTensor, UpdatesTensor, OutputTensor, InputDimensionCount, "
+            "IndicesDimensionCount)"
+        ],
+    ),
+    (
+        "corrected example whose values do not fit its sizes",
+        "operators/scatter_nd.json",
+        lambda spec: spec["examples"][1]["corrected"]["InputTensor"].update(Sizes=[1, 9]),
+        [
+            f"{OP} at /examples/1/corrected/InputTensor/Values: values of shape (1, 8) "
+            "do not fit Sizes [1, 9]"
+        ],
+    ),
+    (
+        "erratum left unrecorded",
+        "operators/scatter_elements.json",
+        lambda spec: spec["examples"][1].pop("errata"),
+        [
+            "spec/operators/scatter_elements.json at /examples/1/as_written: InputTensor values "
+            "do not fit its Sizes, but no erratum expects 'values:InputTensor'"
+        ],
+    ),
+]
+
+
+def _break(tmp_path: Path, file: str, mutation: Mutation | TextEdit) -> Path:
+    spec_dir = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, spec_dir)
+    path = spec_dir / file
+    text = path.read_text(encoding="utf-8")
+    if isinstance(mutation, TextEdit):
+        text = mutation.edit(text)
+    else:
+        data = json.loads(text)
+        mutation(data)
+        text = json.dumps(data, indent=2) + "\n"
+    path.write_text(text, encoding="utf-8")
+    return spec_dir
+
+
+@pytest.mark.parametrize(("name", "file", "mutation", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_malformed_spec_gives_exact_messages(
+    tmp_path: Path, name: str, file: str, mutation: Mutation | TextEdit, expected: list[str]
+) -> None:
+    spec_dir = _break(tmp_path, file, mutation)
+    with pytest.raises(SpecError) as raised:
+        load_catalog(spec_dir)
+    assert [str(p) for p in raised.value.problems] == expected
+
+
+def test_every_problem_of_every_file_is_reported(tmp_path: Path) -> None:
+    spec_dir = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, spec_dir)
+    for name, index in (("scatter_nd.json", 0), ("gather_nd.json", 1)):
+        path = spec_dir / "operators" / name
+        spec = json.loads(path.read_text())
+        spec["constraints"][index]["expr"] = "Bogus == 1"
+        spec["support"][0]["feature_level"] = "0_1"
+        path.write_text(json.dumps(spec))
+    with pytest.raises(SpecError) as raised:
+        load_catalog(spec_dir)
+    problems = [(p.file, p.pointer) for p in raised.value.problems]
+    assert problems == [
+        ("spec/operators/gather_nd.json", "/constraints/1/expr"),
+        ("spec/operators/gather_nd.json", "/support/0/feature_level"),
+        ("spec/operators/scatter_nd.json", "/constraints/0/expr"),
+        ("spec/operators/scatter_nd.json", "/support/0/feature_level"),
+    ]
+    assert str(raised.value).startswith("4 problems in the specs:\n  spec/operators/gather_nd.json")
+
+
+def test_missing_spec_folder(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="spec folder not found"):
+        load_catalog(tmp_path / "nowhere")
