@@ -1,0 +1,196 @@
+"""The four operator specs: they load, round-trip, and their examples say what the errata say."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dmlspec import load_catalog
+from dmlspec.binding import bind_desc, evaluate_constraints
+from dmlspec.model import Catalog, ExampleFields, ExampleTensor, OperatorSpec
+
+from .conftest import REPO_ROOT, SPEC_DIR
+
+OPERATORS = ["FILL_VALUE_SEQUENCE", "GATHER_ND", "SCATTER_ELEMENTS", "SCATTER_ND"]
+
+
+def fields_json(fields: ExampleFields) -> dict[str, Any]:
+    return {k: v.to_json() if isinstance(v, ExampleTensor) else v for k, v in fields}
+
+
+def failing(catalog: Catalog, spec: OperatorSpec, fields: ExampleFields) -> set[str]:
+    env = bind_desc(catalog.common, spec, fields_json(fields))
+    outcomes = evaluate_constraints(spec.constraints, env)
+    assert not [o for o in outcomes.values() if o.status == "error"], outcomes
+    return {cid for cid, o in outcomes.items() if o.status == "fail"}
+
+
+def supported_levels(catalog: Catalog, spec: OperatorSpec, fields: ExampleFields) -> list[str]:
+    """Documented levels whose support row accepts every tensor's data type and rank."""
+    levels = []
+    for row in spec.support:
+        tensors = {name: v for name, v in fields if isinstance(v, ExampleTensor)}
+        if all(
+            t.data_type is not None
+            and t.data_type.removeprefix("DML_TENSOR_DATA_TYPE_") in row.tensor(name).data_types
+            and len(t.sizes) in row.tensor(name).dimension_counts
+            for name, t in tensors.items()
+        ):
+            levels.append(row.feature_level)
+    return levels
+
+
+def test_the_four_operators_load(catalog: Catalog) -> None:
+    assert [spec.name for spec in catalog.operators] == OPERATORS
+    assert catalog.operator("SCATTER") is catalog.operator("DML_OPERATOR_SCATTER_ELEMENTS")
+    assert catalog.operator("DML_OPERATOR_SCATTER_ND").name == "SCATTER_ND"
+    with pytest.raises(KeyError, match="unknown operator 'GEMM'; known operators: "):
+        catalog.operator("GEMM")
+
+
+def test_common_facts(catalog: Catalog) -> None:
+    common = catalog.common
+    assert [level.name for level in common.feature_levels][:4] == ["1_0", "2_0", "2_1", "3_0"]
+    assert common.highest_feature_level.name == "6_4"
+    bits = {d.name: d.bits for d in common.data_types}
+    assert bits["FLOAT64"] == bits["INT64"] == bits["UINT64"] == 64
+    assert bits["UINT4"] == bits["INT4"] == 4
+    assert common.data_type("DML_TENSOR_DATA_TYPE_FLOAT16").numpy == "float16"
+    assert (common.dimension_count_at("2_1").max, common.dimension_count_at("3_0").max) == (5, 8)
+
+
+@pytest.mark.parametrize(
+    "path", sorted((SPEC_DIR / "operators").glob("*.json")), ids=lambda p: p.stem
+)
+def test_model_writes_back_the_spec_file(catalog: Catalog, path: Path) -> None:
+    spec = catalog.operator(path.stem.upper())
+    assert spec.to_json() == json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_common_model_writes_back_the_common_file(catalog: Catalog) -> None:
+    assert catalog.common.to_json() == json.loads((SPEC_DIR / "common.json").read_text())
+
+
+def test_model_to_json_to_model_is_identity(catalog: Catalog, tmp_path: Path) -> None:
+    copy = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR / "schema", copy / "schema")
+    (copy / "operators").mkdir()
+    (copy / "common.json").write_text(json.dumps(catalog.common.to_json()))
+    for spec in catalog.operators:
+        (copy / "operators" / f"{spec.name.lower()}.json").write_text(json.dumps(spec.to_json()))
+    assert load_catalog(copy) == catalog
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_every_runnable_example_is_valid_at_a_documented_level(
+    catalog: Catalog, operator: str
+) -> None:
+    spec = catalog.operator(operator)
+    for example in spec.examples:
+        form = example.valid_form
+        assert failing(catalog, spec, form) - {"SCATTER_ELEMENTS.R2"} == set(), example.id
+        assert supported_levels(catalog, spec, form), f"{example.id} fits no support row"
+
+
+def test_scatter_example_with_overlapping_writes_is_flagged_by_its_requires(
+    catalog: Catalog,
+) -> None:
+    spec = catalog.operator("SCATTER")
+    example = next(e for e in spec.examples if e.id == "example_1_1d_scatter")
+    assert failing(catalog, spec, example.as_written) == {"SCATTER_ELEMENTS.R2"}
+    assert any("output[3] may be 5 or 7" in note for note in example.notes)
+
+
+def test_each_erratum_is_backed_by_what_it_expects(catalog: Catalog) -> None:
+    checked = 0
+    for spec in catalog.operators:
+        for example in spec.examples:
+            fired = failing(catalog, spec, example.as_written)
+            tensors = {n: v for n, v in example.as_written if isinstance(v, ExampleTensor)}
+            for erratum in example.errata:
+                for finding in erratum.expect:
+                    kind, _, name = finding.partition(":")
+                    if finding in {c.id for c in spec.constraints}:
+                        assert finding in fired, (example.id, finding)
+                    elif kind == "support":
+                        data_type = tensors[name].data_type or ""
+                        assert all(
+                            data_type not in row.tensor(name).data_types for row in spec.support
+                        ), (example.id, finding)
+                    checked += 1
+    assert checked >= 6
+
+
+def test_signed_indices_appear_only_where_negative_indices_are_allowed(catalog: Catalog) -> None:
+    common = catalog.common
+    for spec in catalog.operators:
+        negative = spec.semantics.negative_indices
+        if negative is None:
+            continue
+        since = common.feature_level(negative.since).rank
+        for row in spec.support:
+            kinds = {common.data_type(t).kind for t in row.tensor(negative.tensor).data_types}
+            if common.feature_level(row.feature_level).rank < since:
+                assert "signed" not in kinds, (spec.name, row.feature_level)
+
+
+def run_cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dmlspec", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_cli_lists_operators_with_levels_and_constraint_counts() -> None:
+    result = run_cli()
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == [
+        "operator",
+        "aliases",
+        "introduced",
+        "support",
+        "rows",
+        "errors",
+        "requires",
+        "examples",
+    ]
+    assert lines[1].split() == [
+        "FILL_VALUE_SEQUENCE",
+        "-",
+        "2_1",
+        "2_1,",
+        "4_0,",
+        "5_0",
+        "1",
+        "0",
+        "2",
+    ]
+    assert lines[3].split() == [
+        "SCATTER_ELEMENTS",
+        "SCATTER",
+        "1_0",
+        "1_0,",
+        "2_1,",
+        "3_0,",
+        "4_1",
+        "6",
+        "2",
+        "2",
+    ]
+    assert lines[4].split()[0] == "SCATTER_ND"
+
+
+def test_cli_reports_broken_specs_without_a_traceback(tmp_path: Path) -> None:
+    spec_dir = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, spec_dir)
+    (spec_dir / "operators" / "gather_nd.json").write_text("{")
+    result = run_cli("--spec-dir", str(spec_dir), "list")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "spec/operators/gather_nd.json: invalid JSON at line 1 column 2" in result.stderr
