@@ -195,9 +195,12 @@ class UndefinedEffect:
     tensor: str
     cells: str  # "whole_tensor" or "addressed"
     values: str  # "any" or "one_of_colliding_updates"
+    addressed: Expression | None = None  # mask of the undefined cells, for "addressed"
 
     def to_json(self) -> Json:
-        return {"tensor": self.tensor, "cells": self.cells, "values": self.values}
+        data: Json = {"tensor": self.tensor, "cells": self.cells, "values": self.values}
+        _put(data, "addressed", None if self.addressed is None else self.addressed.source)
+        return data
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,47 @@ def _unique_along(facts: Facts, values: np.ndarray, axis: int, bound: int) -> np
     return np.array([counts[key] == 1 for key in targets], dtype=bool).reshape(array.shape)
 
 
+def _each_tuple(facts: Facts, mask: np.ndarray) -> np.ndarray:
+    return np.all(np.asarray(mask, dtype=bool), axis=-1)
+
+
+def _row_cells(facts: Facts, ok: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """Output cells of the rows (row-major blocks, one per mask element) whose mask is False."""
+    flags = np.asarray(ok, dtype=bool).reshape(-1)
+    cells = np.zeros((flags.size, math.prod(sizes) // max(flags.size, 1)), dtype=bool)
+    cells[~flags] = True
+    return cells.reshape(sizes)
+
+
+def _slice_cells(
+    facts: Facts, ok: np.ndarray, values: np.ndarray, bounds: list[int], sizes: list[int]
+) -> np.ndarray:
+    """Output cells of the slices addressed by the index tuples whose mask is False."""
+    tuples = _normalised(np.asarray(values), np.asarray(bounds, dtype=object))
+    flat = tuples.reshape(-1, tuples.shape[-1])
+    cells = np.zeros((math.prod(bounds), math.prod(sizes) // math.prod(bounds)), dtype=bool)
+    for row, good in zip(
+        flat.tolist(), np.asarray(ok, dtype=bool).reshape(-1).tolist(), strict=True
+    ):
+        if not good:
+            cells[int(np.ravel_multi_index(tuple(int(i) for i in row), bounds))] = True
+    return cells.reshape(sizes)
+
+
+def _target_cells(
+    facts: Facts, ok: np.ndarray, values: np.ndarray, axis: int, sizes: list[int]
+) -> np.ndarray:
+    """Output cells written by the elements whose mask is False (their index replacing the
+    coordinate along `axis`)."""
+    array = _normalised(np.asarray(values), np.asarray(sizes[axis], dtype=object))
+    cells = np.zeros(sizes, dtype=bool)
+    for position in zip(*np.nonzero(~np.asarray(ok, dtype=bool)), strict=True):
+        target = list(position)
+        target[axis] = int(array[position])
+        cells[tuple(target)] = True
+    return cells
+
+
 _FUNCTION_LIST = [
     Function(
         "len",
@@ -321,6 +362,41 @@ _FUNCTION_LIST = [
         "true unless another tuple addresses the same target.",
         _fixed(ARRAY, LIST, returns=MASK),
         _unique_targets,
+        data_only=True,
+    ),
+    Function(
+        "each_tuple",
+        "each_tuple(m: mask) -> mask",
+        "Per index tuple: true when the mask is true for all of its coordinates (last axis).",
+        _fixed(MASK, returns=MASK),
+        _each_tuple,
+        data_only=True,
+    ),
+    Function(
+        "row_cells",
+        "row_cells(ok: mask, sizes: list) -> mask",
+        "A mask of shape `sizes`, true in the row-major block of each false element of `ok` "
+        "(one block per element): the output rows a gather writes from a bad index tuple.",
+        _fixed(MASK, LIST, returns=MASK),
+        _row_cells,
+        data_only=True,
+    ),
+    Function(
+        "slice_cells",
+        "slice_cells(ok: mask, a: array, bounds: list, sizes: list) -> mask",
+        "A mask of shape `sizes`, true in the slice each index tuple of `a` with a false `ok` "
+        "addresses (tuples index the leading `bounds` dimensions after any leading 1s).",
+        _fixed(MASK, ARRAY, LIST, LIST, returns=MASK),
+        _slice_cells,
+        data_only=True,
+    ),
+    Function(
+        "target_cells",
+        "target_cells(ok: mask, a: array, axis: int, sizes: list) -> mask",
+        "A mask of shape `sizes`, true at the target of each element of `a` with a false `ok`: "
+        "its own position with the coordinate along `axis` replaced by its value.",
+        _fixed(MASK, ARRAY, INT, LIST, returns=MASK),
+        _target_cells,
         data_only=True,
     ),
     Function(

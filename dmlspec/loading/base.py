@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import model as m
 from ..expr import Expression, ExpressionError, Scope, compile_expression
-from ..expr.types import BOOL, INT, NUMBER, EnumType, TensorType, Type, is_assignable
+from ..expr.types import BOOL, INT, MASK, NUMBER, EnumType, TensorType, Type, is_assignable
 from .report import Report, known
 
 __all__ = ["ELEMENT_INDEX_NAME", "Builder", "field_type", "tensor_type", "unknown_level"]
@@ -115,10 +115,22 @@ class Builder:
                     sources=sources,
                     depends_on=tuple(raw.get("depends_on", [])),
                     note=raw.get("note"),
-                    undefined=None if undefined is None else m.UndefinedEffect(**undefined),
+                    undefined=self.undefined_effect(
+                        undefined, scope_for["requires"], [*at, "undefined"]
+                    ),
                 )
             )
         return built
+
+    def undefined_effect(
+        self, raw: Mapping[str, Any] | None, scope: Scope, where: list[str | int]
+    ) -> m.UndefinedEffect | None:
+        if raw is None:
+            return None
+        addressed = None
+        if "addressed" in raw:
+            addressed = self.compile_typed(raw["addressed"], scope, MASK, [*where, "addressed"])
+        return m.UndefinedEffect(raw["tensor"], raw["cells"], raw["values"], addressed)
 
     def check_depends_on(
         self,
