@@ -1,0 +1,140 @@
+"""dmlspec check-docs: the specs agree with the DirectML pages, and disagreement is caught.
+
+Runs only where the shared docs folder exists beside the checkout (skipped, with the reason,
+elsewhere). The meta tests break the spec or a page and expect the exact difference."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dmlspec import load_catalog
+from dmlspec.docs_check import check_docs
+from dmlspec.model import Catalog
+
+from .conftest import REPO_ROOT, SPEC_DIR
+
+
+def test_specs_match_every_page_they_cite(catalog: Catalog, shared_dir: Path) -> None:
+    report = check_docs(catalog, shared_dir)
+    assert [f for f in report.findings if not f.ok] == []
+    cited = {(s, p) for s, p, _ in report.pages}
+    assert ("SCATTER_ND", "seed-001") in cited and ("FILL_VALUE_SEQUENCE", "seed-004") in cited
+    support_cells = [
+        f for f in report.findings if f.what.startswith("support") and "data types" in f.what
+    ]
+    # Every (table, tensor) on every page, counted from the pages: SCATTER_ND 3x4 + 2x4 + 2x4,
+    # GATHER_ND 3x3 + 2x3, SCATTER 4x4 + 4x4, FILL_VALUE_SEQUENCE 3x1 + 1x1.
+    assert len(support_cells) == 28 + 15 + 32 + 4
+    assert len(report.findings) >= 700
+
+
+def _spec_copy(tmp_path: Path, file: str, mutate: Callable[[dict[str, Any]], Any]) -> Catalog:
+    spec_dir = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, spec_dir)
+    path = spec_dir / "operators" / file
+    data = json.loads(path.read_text())
+    mutate(data)
+    path.write_text(json.dumps(data))
+    return load_catalog(spec_dir)
+
+
+def _differences(catalog: Catalog, docs: Path) -> list[str]:
+    return [
+        f"{f.subject} [{f.page}] {f.what}: page says {f.expected}; spec says {f.actual}"
+        for f in check_docs(catalog, docs).findings
+        if not f.ok
+    ]
+
+
+def _drop_int8(spec: dict[str, Any]) -> None:
+    for row in spec["support"]:
+        for cell in row["tensors"]:
+            if cell["tensor"] == "UpdatesTensor":
+                cell["data_types"].remove("INT8")
+
+
+def test_a_data_type_missing_from_the_spec_is_caught(tmp_path: Path, shared_dir: Path) -> None:
+    catalog = _spec_copy(tmp_path, "scatter_nd.json", _drop_int8)
+    differences = _differences(catalog, shared_dir)
+    assert (
+        "SCATTER_ND [en] support 2_1 UpdatesTensor data types: page says [FLOAT32, FLOAT16, INT32, "
+        "INT16, INT8, UINT32, UINT16, UINT8]; spec says [FLOAT32, FLOAT16, INT32, INT16, UINT32, "
+        "UINT16, UINT8]"
+    ) in differences
+    assert len(differences) == 7  # 3 rows on the English page, 2 on each seed
+
+
+def test_a_wrong_example_value_is_caught(tmp_path: Path, shared_dir: Path) -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        spec["examples"][2]["as_written"]["OutputTensor"]["Values"] = [[[[2, 3], [4, 6]]]]
+
+    differences = _differences(_spec_copy(tmp_path, "gather_nd.json", mutate), shared_dir)
+    assert differences == [
+        f"GATHER_ND [{page}] example example_2_2d_remapping OutputTensor Values: "
+        "page says [[[[2, 3], [4, 5]]]]; spec says [[[[2, 3], [4, 6]]]]"
+        for page in ("en", "seed-002")
+    ]
+
+
+def test_a_misquoted_sentence_and_a_wrong_level_are_caught(
+    tmp_path: Path, shared_dir: Path
+) -> None:
+    def mutate(spec: dict[str, Any]) -> None:
+        spec["constraints"][0]["doc"] = [
+            "The data type of Value field, which must equal OutputTensor.DataType."
+        ]
+        spec["introduced"] = "2_0"
+        spec["support"][0]["feature_level"] = "2_0"
+
+    differences = _differences(_spec_copy(tmp_path, "fill_value_sequence.json", mutate), shared_dir)
+    assert "FILL_VALUE_SEQUENCE [en] introduced: page says 2_1; spec says 2_0" in differences
+    assert (
+        "FILL_VALUE_SEQUENCE [en] support 2_1: spec row citing this page: page says present; "
+        "spec says no row at this level"
+    ) in differences
+    assert any("FILL_VALUE_SEQUENCE.C1 quotes" in d and "not on the page" in d for d in differences)
+
+
+def test_a_changed_page_is_caught(catalog: Catalog, shared_dir: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "shared"
+    shutil.copytree(shared_dir, docs)
+    page = docs / "reference" / "directml-docs" / "ns-directml-dml_scatter_operator_desc.md"
+    text = page.read_text()
+    page.write_text(
+        text.replace(
+            "| IndicesTensor | Input | 4 | UINT32 |",
+            "| IndicesTensor | Input | 4 | UINT32, INT32 |",
+            1,
+        )
+    )
+    differences = _differences(catalog, docs)
+    assert differences == [
+        "SCATTER_ELEMENTS [en] support 2_1 IndicesTensor data types: page says [UINT32, INT32]; "
+        "spec says [UINT32]"
+    ]
+
+
+def test_cli_check_docs(shared_dir: Path, tmp_path: Path) -> None:
+    ok = subprocess.run(
+        [sys.executable, "-m", "dmlspec", "check-docs", str(shared_dir)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.rstrip().endswith("the specs match the pages")
+    missing = subprocess.run(
+        [sys.executable, "-m", "dmlspec", "check-docs", str(tmp_path / "nowhere")],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("dmlspec: docs folder not found:")
+    assert "Traceback" not in missing.stderr
