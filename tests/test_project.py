@@ -1,0 +1,40 @@
+"""Project hygiene: the README's commands, CI, and packaging stay in step."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from .conftest import REPO_ROOT, SHARED_DIR
+
+
+def readme_commands() -> list[str]:
+    text = (REPO_ROOT / "README.md").read_text()
+    quick_start = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^    (python -m pip install .+)$", quick_start, re.M)
+
+
+def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one() -> None:
+    commands = readme_commands()
+    assert len(commands) == 2
+    main_job, tests = commands
+    assert "dmlspec" in main_job.split("&&", 1)[1]
+    assert "pytest" in tests
+    assert tests in (REPO_ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_seed_english_script_prints_the_english_sentences() -> None:
+    seed = SHARED_DIR / "seeds" / "000_95366c7ec0544d04.txt"
+    if not seed.exists():
+        import pytest
+
+        pytest.skip(f"seed page not found at {seed}")
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "seed_english.py"), str(seed)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0
+    assert "Copies the whole input tensor to the output" in result.stdout
+    assert "Copia l'intero tensore" not in result.stdout.split("---", 2)[2]
