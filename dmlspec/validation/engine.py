@@ -1,0 +1,298 @@
+"""Run a generated operator table against operator JSON: the validator proper.
+
+Order of reporting: the JSON shape, the operator's availability at the feature level, the
+general tensor rules (TENSOR.C*), the support row in force, then the operator's own error
+constraints. Requires constraints (on tensor data) are checked by `check_requires`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidOperator
+from ..expr import Absent
+from ..expr.functions import FUNCTIONS
+from .result import ValidationResult, ValidationWarning, Violation
+from .runtime import TensorView, View
+from .shape import operator_type_of, read_desc
+from .tables import CommonTable, OperatorTable, Rule, SupportRowInfo
+
+__all__ = ["RequiresReport", "check_requires_with", "normalise_level", "validate_with"]
+
+DATA_MEMBER = "Values"
+
+
+def normalise_level(common: CommonTable, level: str | None) -> str:
+    """'3_0' from '3_0' or 'DML_FEATURE_LEVEL_3_0'; the highest known level for None."""
+    if level is None:
+        return common.feature_levels[-1]
+    short = level.removeprefix("DML_FEATURE_LEVEL_")
+    if short not in common.feature_levels:
+        raise ValueError(
+            f"unknown feature level {level!r}; known levels: {', '.join(common.feature_levels)}"
+        )
+    return short
+
+
+def validate_with(
+    table: OperatorTable, common: CommonTable, operator: object, feature_level: str | None = None
+) -> ValidationResult:
+    level = normalise_level(common, feature_level)
+    read = read_desc(table, common, operator)
+    violations = list(read.violations)
+    warnings = _scalar_union_warnings(table, common, read.values)
+    rank = common.rank(level)
+    if rank < common.rank(table.introduced):
+        violations.append(
+            Violation(
+                "LEVEL.operator",
+                "/type",
+                f"{table.operator_types[0]} was introduced in "
+                f"DML_FEATURE_LEVEL_{table.introduced}; it does not exist at {level}",
+            )
+        )
+    tensors = [
+        (f, read.values[f.name]) for f in table.fields if f.is_tensor and f.name in read.values
+    ]
+    low, high = _dimension_count_range(common, level)
+    for info, tensor in tensors:
+        scope = View(
+            {
+                "T": tensor,
+                "DimensionCountMin": low,
+                "DimensionCountMax": high,
+                "TensorKind": "OUTPUT" if info.kind == "output_tensor" else "INPUT",
+            }
+        )
+        for rule, detail in _failures(common.tensor_rules, scope):
+            path = f"/desc/{info.name}{rule.path}"
+            violations.append(Violation(rule.id, path, f"{info.name}: {rule.message}{detail}"))
+    row = _row_in_force(table, common, level)
+    if row is not None:
+        for info, tensor in tensors:
+            violations.extend(_support_violations(table, common, row, info.name, tensor, level))
+    view = View(read.values, table.definitions)
+    for rule, detail in _failures(table.rules, view):
+        violations.append(Violation(rule.id, f"/desc{rule.path}", f"{rule.message}{detail}"))
+    recognised = operator_type_of(operator)
+    return ValidationResult(
+        recognised if recognised in table.operator_types else None,
+        level,
+        tuple(violations),
+        tuple(warnings),
+    )
+
+
+def _dimension_count_range(common: CommonTable, level: str) -> tuple[int, int]:
+    rank = common.rank(level)
+    in_force = [
+        (low, high) for since, low, high in common.dimension_count if common.rank(since) <= rank
+    ]
+    return in_force[-1]
+
+
+def _row_in_force(table: OperatorTable, common: CommonTable, level: str) -> SupportRowInfo | None:
+    rank = common.rank(level)
+    rows = [r for r in table.support if common.rank(r.feature_level) <= rank]
+    return rows[-1] if rows else None
+
+
+def _first_row_allowing(
+    table: OperatorTable, tensor: str, test: Callable[[Any], bool]
+) -> str | None:
+    for row in table.support:
+        if test(row.cells[tensor]):
+            return row.feature_level
+    return None
+
+
+def _support_violations(
+    table: OperatorTable,
+    common: CommonTable,
+    row: SupportRowInfo,
+    name: str,
+    tensor: TensorView,
+    level: str,
+) -> Iterable[Violation]:
+    cell = row.cells[name]
+    where = f"{table.name} at feature level {level}"
+    data_type = tensor.members.get("DataType")
+    if data_type is not None and data_type not in cell.data_types:
+        since = _first_row_allowing(table, name, lambda c: data_type in c.data_types)
+        later = (
+            f"; {data_type} is supported from {since}"
+            if since
+            else f"; no level supports {data_type}"
+        )
+        yield Violation(
+            "SUPPORT.data_type",
+            f"/desc/{name}/DataType",
+            f"{name}.DataType must be one of {', '.join(cell.data_types)} for {where} "
+            f"(the {row.feature_level} row); got {data_type}{later}",
+        )
+    count = tensor.members.get("DimensionCount")
+    if count is not None and count not in cell.dimension_counts:
+        since = _first_row_allowing(table, name, lambda c: count in c.dimension_counts)
+        later = f"; {count} dimensions are supported from {since}" if since else ""
+        yield Violation(
+            "SUPPORT.dimension_count",
+            f"/desc/{name}/Sizes",
+            f"{name} must have {_counts(cell.dimension_counts)} dimensions for {where} "
+            f"(the {row.feature_level} row); got {count}{later}",
+        )
+
+
+def _counts(counts: tuple[int, ...]) -> str:
+    ordered = sorted(counts)
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"{ordered[0]} to {ordered[-1]}"
+    return " or ".join(str(c) for c in ordered)
+
+
+def _outcomes(rules: tuple[Rule, ...], view: View) -> dict[str, tuple[str, str]]:
+    """Each rule's (status, detail); a rule whose dependency did not pass is skipped."""
+    by_id = {rule.id: rule for rule in rules}
+    outcomes: dict[str, tuple[str, str]] = {}
+
+    def outcome(rule: Rule) -> tuple[str, str]:
+        if rule.id not in outcomes:
+            blocked = [d for d in rule.depends_on if d in by_id and outcome(by_id[d])[0] != "pass"]
+            if blocked:
+                outcomes[rule.id] = ("skipped", blocked[0])
+            else:
+                outcomes[rule.id] = _evaluate(rule, view)
+        return outcomes[rule.id]
+
+    for rule in rules:
+        outcome(rule)
+    return outcomes
+
+
+def _evaluate(rule: Rule, view: View) -> tuple[str, str]:
+    try:
+        return ("pass", "") if rule.check(view) else ("fail", _operand_values(rule, view))
+    except Absent:
+        return "not_applicable", ""
+    except (ArithmeticError, IndexError, TypeError, ValueError) as error:
+        return "fail", f" (cannot be evaluated: {error})"
+
+
+def _failures(rules: tuple[Rule, ...], view: View) -> list[tuple[Rule, str]]:
+    outcomes = _outcomes(rules, view)
+    return [(rule, outcomes[rule.id][1]) for rule in rules if outcomes[rule.id][0] == "fail"]
+
+
+def _operand_values(rule: Rule, view: View) -> str:
+    shown = []
+    for text, compute in rule.operands:
+        try:
+            shown.append(f"{text} = {_show(compute(view))}")
+        except (Absent, ArithmeticError, IndexError, TypeError, ValueError):
+            continue
+    return f" ({'; '.join(shown)})" if shown else ""
+
+
+def _show(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, threshold=20)
+    return str(value)
+
+
+def _scalar_union_warnings(
+    table: OperatorTable, common: CommonTable, values: dict[str, Any]
+) -> list[ValidationWarning]:
+    """Read scalar unions as their data type does; warn where that changes the value."""
+    warnings = []
+    for info in table.fields:
+        if info.kind != "scalar_union" or info.name not in values:
+            continue
+        data_type = values.get(info.value_type_field or "")
+        if not isinstance(data_type, str) or data_type not in common.data_types:
+            continue
+        if common.data_types[data_type].numpy is None:
+            continue
+        given = values[info.name]
+        held = FUNCTIONS["as_type"].impl(common, given, data_type)
+        values[info.name] = held
+        kind = common.data_types[data_type].kind
+        if kind in ("signed", "unsigned"):
+            changed = held != given
+        else:  # floats round to nearest as any JSON reader does; warn when magnitude is lost
+            changed = math.isfinite(given) and (
+                not math.isfinite(held) or (held == 0) != (given == 0)
+            )
+        if changed:
+            warnings.append(
+                ValidationWarning(
+                    info.name,
+                    f"/desc/{info.name}",
+                    f"{info.name} {given!r} is not a {data_type} value; "
+                    f"as {info.value_type_field} {data_type} it is read as {held!r}",
+                )
+            )
+    return warnings
+
+
+@dataclass(frozen=True)
+class RequiresReport:
+    """Which data preconditions fail, and which output elements that leaves undefined."""
+
+    violations: tuple[Violation, ...]
+    undefined: Mapping[str, np.ndarray]  # output tensor -> boolean mask, True where undefined
+    allowed: Mapping[str, str]  # output tensor -> "any" or "one_of_colliding_updates"
+
+    @property
+    def satisfied(self) -> bool:
+        return not self.violations
+
+
+def check_requires_with(
+    table: OperatorTable,
+    common: CommonTable,
+    operator: object,
+    inputs: Mapping[str, Any],
+    feature_level: str | None = None,
+) -> RequiresReport:
+    """Check the data preconditions of a valid desc against concrete inputs."""
+    result = validate_with(table, common, operator, feature_level)
+    if not result.valid:
+        raise InvalidOperator(
+            f"{table.name} desc is invalid: " + "; ".join(str(v) for v in result.violations),
+            result.fired(),
+        )
+    read = read_desc(table, common, operator)
+    _scalar_union_warnings(table, common, read.values)
+    for name, data in inputs.items():
+        tensor = read.values.get(name)
+        if isinstance(tensor, TensorView):
+            tensor.members[DATA_MEMBER] = np.asarray(data)
+    view = View(read.values, table.definitions)
+    rules = table.rules + table.requires
+    outcomes = _outcomes(rules, view)
+    violations: list[Violation] = []
+    undefined: dict[str, np.ndarray] = {}
+    allowed: dict[str, str] = {}
+    for rule in table.requires:
+        status, detail = outcomes[rule.id]
+        if status != "fail" or rule.undefined is None:
+            continue
+        violations.append(Violation(rule.id, f"/desc{rule.path}", f"{rule.message}{detail}"))
+        target = rule.undefined.tensor
+        sizes = read.values[target].members["Sizes"]
+        cells = (
+            np.ones(sizes, dtype=bool)
+            if rule.undefined.cells is None
+            else np.asarray(rule.undefined.cells(view), dtype=bool)
+        )
+        undefined[target] = undefined.get(target, np.zeros(sizes, dtype=bool)) | cells
+        allowed[target] = (
+            "any"
+            if "any" in (allowed.get(target), rule.undefined.values)
+            else rule.undefined.values
+        )
+    return RequiresReport(tuple(violations), undefined, allowed)

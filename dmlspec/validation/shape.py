@@ -1,0 +1,275 @@
+"""Check the JSON shape of an operator (DxDispatch's dispatchable) and read it into views.
+
+Everything that can be read is read, even when other parts are malformed: a missing or
+malformed field is left out (rules that read it do not apply) and reported here, so one run
+reports every problem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .result import Violation
+from .runtime import TensorView
+from .tables import CommonTable, FieldInfo, OperatorTable
+
+__all__ = ["ReadDesc", "operator_type_of", "read_desc"]
+
+OPERATOR_KEYS = ("type", "desc", "executionFlags", "dmlCompileType")
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+_INT_RANGES = {"uint": (0, UINT32_MAX), "int": (-(2**31), 2**31 - 1)}
+_DATA_TYPE_ENUM = "DML_TENSOR_DATA_TYPE"
+
+
+@dataclass
+class ReadDesc:
+    values: dict[str, Any] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+
+    def fail(self, check: str, path: str, message: str) -> None:
+        self.violations.append(Violation(f"JSON.{check}", path, message))
+
+
+def _json_type(value: object) -> str:
+    names = {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }
+    return names.get(type(value), type(value).__name__)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def operator_type_of(operator: object) -> str | None:
+    """The DML_OPERATOR_* name an operator JSON declares, prefix added, or None."""
+    if isinstance(operator, Mapping) and isinstance(operator.get("type"), str):
+        name = operator["type"]
+        return name if name.startswith("DML_OPERATOR_") else f"DML_OPERATOR_{name}"
+    return None
+
+
+def enum_member(common: CommonTable, enum: str, value: object) -> str | None:
+    prefix, members = common.enums[enum]
+    if isinstance(value, str):
+        short = value.removeprefix(prefix)
+        if short in members:
+            return short
+    return None
+
+
+def read_desc(table: OperatorTable, common: CommonTable, operator: object) -> ReadDesc:
+    read = ReadDesc()
+    if not isinstance(operator, Mapping):
+        read.fail(
+            "type",
+            "",
+            f"an operator must be a JSON object with 'type' and 'desc'; got {_json_type(operator)}",
+        )
+        return read
+    for key in operator:
+        if key not in OPERATOR_KEYS:
+            read.fail(
+                "unknown_field",
+                f"/{key}",
+                f"unknown key {key!r} (allowed: {', '.join(OPERATOR_KEYS)})",
+            )
+    declared = operator_type_of(operator)
+    if declared is None:
+        read.fail(
+            "required_field",
+            "/type",
+            f"'type' must be a string naming the operator, e.g. {table.operator_types[0]!r}",
+        )
+    elif declared not in table.operator_types:
+        read.fail(
+            "operator_type",
+            "/type",
+            f"expected {' or '.join(table.operator_types)}; got {operator['type']!r}",
+        )
+    desc = operator.get("desc")
+    if not isinstance(desc, Mapping):
+        read.fail(
+            "required_field" if desc is None else "type",
+            "/desc",
+            f"'desc' must be an object holding the {table.name} fields; got {_json_type(desc)}",
+        )
+        return read
+    names = [f.name for f in table.fields]
+    for key in desc:
+        if key not in names:
+            read.fail(
+                "unknown_field",
+                f"/desc/{key}",
+                f"{table.name} has no field {key!r} (fields: {', '.join(names)})",
+            )
+    for info in table.fields:
+        path = f"/desc/{info.name}"
+        if info.name not in desc or (info.optional and desc[info.name] is None):
+            if not info.optional:
+                read.fail(
+                    "required_field",
+                    path,
+                    f"{table.name} requires the field {info.name} ({_describe(info)})",
+                )
+            continue
+        value = _read_field(info, desc[info.name], common, read, path)
+        if value is not None:
+            read.values[info.name] = value
+    return read
+
+
+def _describe(info: FieldInfo) -> str:
+    return {
+        "input_tensor": "an input tensor desc",
+        "output_tensor": "an output tensor desc",
+        "uint": "a UINT",
+        "int": "an INT",
+        "float": "a FLOAT",
+        "bool": "a BOOL",
+        "enum": f"a {info.enum} value",
+        "data_type": "a DML_TENSOR_DATA_TYPE",
+        "scalar_union": f"a number read as {info.value_type_field}",
+    }[info.kind]
+
+
+def _read_field(
+    info: FieldInfo, raw: object, common: CommonTable, read: ReadDesc, path: str
+) -> Any:
+    if info.is_tensor:
+        return _read_tensor(info.name, raw, common, read, path)
+    if info.kind in _INT_RANGES:
+        low, high = _INT_RANGES[info.kind]
+        if not isinstance(raw, int) or isinstance(raw, bool) or not low <= raw <= high:
+            read.fail(
+                "type", path, f"{info.name} must be an integer in [{low}, {high}]; got {raw!r}"
+            )
+            return None
+        return raw
+    if info.kind in ("enum", "data_type"):
+        enum = info.enum if info.kind == "enum" else _DATA_TYPE_ENUM
+        member = enum_member(common, enum or "", raw)
+        if member is None:
+            prefix, members = common.enums[enum or ""]
+            read.fail(
+                "enum_value",
+                path,
+                f"{info.name} must be one of {', '.join(members)} "
+                f"(with or without {prefix}); got {raw!r}",
+            )
+        return member
+    if info.kind == "bool":
+        if not isinstance(raw, bool):
+            read.fail("type", path, f"{info.name} must be true or false; got {raw!r}")
+            return None
+        return raw
+    # float and scalar_union: a JSON number
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        read.fail("type", path, f"{info.name} must be a number; got {_json_type(raw)} {raw!r}")
+        return None
+    return raw
+
+
+def _read_tensor(
+    name: str, raw: object, common: CommonTable, read: ReadDesc, path: str
+) -> TensorView | None:
+    if isinstance(raw, Mapping) and "Desc" in raw:  # DxDispatch's long form
+        kind = raw.get("Type", "DML_TENSOR_TYPE_BUFFER")
+        if kind not in ("DML_TENSOR_TYPE_BUFFER", "BUFFER"):
+            read.fail(
+                "enum_value",
+                f"{path}/Type",
+                f"only DML_TENSOR_TYPE_BUFFER tensors exist; got {kind!r}",
+            )
+            return None
+        extra = [k for k in raw if k not in ("Type", "Desc")]
+        for key in extra:
+            read.fail(
+                "unknown_field",
+                f"{path}/{key}",
+                f"a tensor desc in long form has only Type and Desc; got {key!r}",
+            )
+        raw, path = raw["Desc"], f"{path}/Desc"
+    if not isinstance(raw, Mapping):
+        read.fail("type", path, f"{name} must be a tensor desc object; got {_json_type(raw)}")
+        return None
+    member_names = [m.name for m in common.tensor_members]
+    for key in raw:
+        if key not in member_names:
+            read.fail(
+                "unknown_field",
+                f"{path}/{key}",
+                f"a tensor desc has no member {key!r} (members: {', '.join(member_names)})",
+            )
+    members: dict[str, Any] = {}
+    complete = True
+    for member in common.tensor_members:
+        where = f"{path}/{member.name}"
+        if member.name not in raw:
+            if not member.optional:
+                read.fail("required_field", where, f"{name} needs {member.name}")
+                complete = False
+            continue
+        value = _read_member(
+            member.type, raw[member.name], common, read, where, f"{name}.{member.name}"
+        )
+        if value is None:
+            complete = complete and member.optional
+            continue
+        members[member.name] = value
+    if not complete:
+        return None
+    # Defaults may read any given member and the defaults before them (struct order).
+    for member in common.tensor_members:
+        if member.name not in members and member.default is not None:
+            with contextlib.suppress(LookupError):
+                members[member.name] = member.default(TensorView(name, members))
+    return TensorView(name, members)
+
+
+def _read_member(
+    kind: str, raw: object, common: CommonTable, read: ReadDesc, path: str, label: str
+) -> Any:
+    if kind == "list":
+        if not isinstance(raw, list) or not all(_is_int(v) and 0 <= v <= UINT32_MAX for v in raw):
+            read.fail("type", path, f"{label} must be an array of UINTs; got {raw!r}")
+            return None
+        return list(raw)
+    if kind == "int":
+        if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= UINT64_MAX:
+            read.fail("type", path, f"{label} must be a non-negative integer; got {raw!r}")
+            return None
+        return raw
+    enum_kind, _, enum = kind.partition(" ")
+    prefix, members = common.enums[enum]
+    if enum_kind == "enum":
+        member = enum_member(common, enum, raw)
+        if member is None:
+            read.fail(
+                "enum_value",
+                path,
+                f"{label} must be one of {', '.join(members)} "
+                f"(with or without {prefix}); got {raw!r}",
+            )
+        return member
+    # flags: "A|B", a single name, or a list of names
+    names = raw if isinstance(raw, list) else str(raw).split("|") if isinstance(raw, str) else None
+    flags = [
+        enum_member(common, enum, n.strip() if isinstance(n, str) else n) for n in names or [None]
+    ]
+    if names is None or None in flags:
+        read.fail(
+            "enum_value", path, f"{label} must name flags of {', '.join(members)}; got {raw!r}"
+        )
+        return None
+    return frozenset(f for f in flags if f is not None)
