@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tomllib
 
 from .conftest import REPO_ROOT, SHARED_DIR
 
@@ -22,6 +23,18 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one() -> Non
     assert "dmlspec" in main_job.split("&&", 1)[1]
     assert "pytest" in tests
     assert tests in (REPO_ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_every_package_folder_is_packaged() -> None:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    roots = {name: REPO_ROOT / folder for name, folder in config["package-dir"].items()}
+    found = set()
+    for name, root in roots.items():
+        for init in root.rglob("__init__.py"):
+            relative = init.parent.relative_to(root).parts
+            found.add(".".join((name, *relative)))
+    assert found == listed
 
 
 def test_seed_english_script_prints_the_english_sentences() -> None:

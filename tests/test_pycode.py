@@ -89,7 +89,7 @@ def test_spec_constraints_render_without_redundant_parentheses(catalog: Catalog)
     }
     assert (
         tensor_rules["TENSOR.C9"]
-        == "not fn.has_flag(T.Flags, 'OWNED_BY_DML') or TensorKind == 'INPUT'"
+        == 'not fn.has_flag(T.Flags, "OWNED_BY_DML") or TensorKind == "INPUT"'
     )
 
 
@@ -99,4 +99,4 @@ def test_enum_literals_are_rendered_short() -> None:
         {"t": __import__("dmlspec.expr.types", fromlist=["EnumType"]).EnumType("DT")}, enums
     )
     tree = compile_expression('t == "DML_TENSOR_DATA_TYPE_FLOAT32"', scope).tree
-    assert to_python(tree, str, str, enums) == "t == 'FLOAT32'"
+    assert to_python(tree, str, str, enums) == 't == "FLOAT32"'

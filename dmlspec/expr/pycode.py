@@ -8,6 +8,7 @@ Evaluation semantics are Python's, which the language was designed to share.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 
 from . import nodes
@@ -48,7 +49,7 @@ class _Renderer:
     def render(self, node: nodes.Node) -> tuple[str, int]:
         match node:
             case nodes.Literal(value=str() as text):
-                return repr(self.enum_member(text)), _ATOM
+                return json.dumps(self.enum_member(text)), _ATOM
             case nodes.Literal(value=value):
                 return repr(value), _ATOM
             case nodes.ListLiteral(items=items):
@@ -77,8 +78,15 @@ class _Renderer:
                     parts += [op, self.wrap(operand, _SUM)]
                 return " ".join(parts), _COMPARE
             case nodes.BoolOp(op=op, values=values):
+                # `a or b and c` is parenthesised for the reader: `a or (b and c)`.
                 level = _AND if op == "and" else _OR
-                return f" {op} ".join(self.wrap(v, level + 1) for v in values), level
+                parts = [
+                    f"({self.render(v)[0]})"
+                    if isinstance(v, nodes.BoolOp)
+                    else self.wrap(v, level + 1)
+                    for v in values
+                ]
+                return f" {op} ".join(parts), level
             case nodes.Call(func=func, args=args):
                 arguments = ", ".join(self.wrap(a, _OR) for a in args)
                 return f"{self.function(func)}({arguments})", _POSTFIX
@@ -90,3 +98,81 @@ class _Renderer:
             if short is not None:
                 return short
         return text
+
+
+def to_python_lines(
+    node: nodes.Node,
+    name: Callable[[str], str],
+    function: Callable[[str], str],
+    enums: Mapping[str, EnumInfo],
+    indent: int,
+    width: int = 100,
+) -> list[str]:
+    """Like `to_python`, broken over lines (each indented by `indent`) to fit `width`.
+
+    The caller places the lines inside brackets, where Python allows line breaks anywhere.
+    """
+    return _Wrapper(_Renderer(name, function, enums), width).lines(node, indent)
+
+
+class _Wrapper:
+    def __init__(self, renderer: _Renderer, width: int) -> None:
+        self.renderer = renderer
+        self.width = width
+
+    def lines(self, node: nodes.Node, indent: int, at_least: int = _OR) -> list[str]:
+        text, level = self.renderer.render(node)
+        if level < at_least:
+            text = f"({text})"
+        pad = " " * indent
+        if indent + len(text) <= self.width:
+            return [pad + text]
+        broken = self.broken(node, indent)
+        if broken is None:
+            return [pad + text]
+        if level < at_least:
+            return [pad + "(", *[" " * 4 + line for line in broken], pad + ")"]
+        return broken
+
+    def broken(self, node: nodes.Node, indent: int) -> list[str] | None:
+        pad = " " * indent
+        match node:
+            case nodes.Call(func=func, args=args) if args:
+                lines = [f"{pad}{self.renderer.function(func)}("]
+                for arg in args:
+                    part = self.lines(arg, indent + 4)
+                    part[-1] += ","
+                    lines += part
+                return [*lines, pad + ")"]
+            case nodes.Compare(first=first, ops=ops, rest=rest):
+                return self.chain(indent, first, list(zip(ops, rest, strict=True)), _SUM)
+            case nodes.BoolOp(op=op, values=values):
+                level = (_AND if op == "and" else _OR) + 1
+                # Nested and/or keep their parentheses (see _Renderer.render).
+                return self.chain(indent, values[0], [(op, v) for v in values[1:]], level, _NOT)
+            case nodes.Binary(op=op, left=left, right=right):
+                level = _BINARY_LEVEL[op]
+                lines = self.lines(left, indent, level)
+                tail = self.lines(right, indent, level + 1)
+                return [*lines, f"{pad}{op} {tail[0].lstrip()}", *tail[1:]]
+        return None
+
+    def chain(
+        self,
+        indent: int,
+        first: nodes.Node,
+        rest: list[tuple[str, nodes.Node]],
+        level: int,
+        bool_op_level: int | None = None,
+    ) -> list[str]:
+        pad = " " * indent
+
+        def at_least(node: nodes.Node) -> int:
+            nested = bool_op_level is not None and isinstance(node, nodes.BoolOp)
+            return bool_op_level if nested and bool_op_level is not None else level
+
+        lines = self.lines(first, indent, at_least(first))
+        for op, operand in rest:
+            part = self.lines(operand, indent, at_least(operand))
+            lines += [f"{pad}{op} {part[0].lstrip()}", *part[1:]]
+        return lines

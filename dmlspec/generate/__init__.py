@@ -1,0 +1,35 @@
+"""`dmlspec generate`: render generated/ from the specs, or check that it is current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model import Catalog
+from .dest.common import PATH as COMMON_PATH
+from .dest.common import render_common
+from .dest.package import render_package, render_validators_package
+from .dest.validators import module_name, render_validator
+from .files import Change, FileManager
+
+__all__ = ["Change", "default_output_dir", "generate", "render"]
+
+
+def default_output_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "generated"
+
+
+def render(catalog: Catalog, output_dir: Path) -> FileManager:
+    """Every generated file, rendered in memory."""
+    files = FileManager(output_dir)
+    files.add("__init__.py", render_package(catalog))
+    files.add("validators/__init__.py", render_validators_package(catalog))
+    files.add(COMMON_PATH, render_common(catalog.common))
+    for spec in catalog.operators:
+        files.add(f"validators/{module_name(spec)}.py", render_validator(catalog, spec))
+    return files
+
+
+def generate(catalog: Catalog, output_dir: Path, check: bool = False) -> list[Change]:
+    """Write (or with `check`, only compare) generated files; return the differences."""
+    files = render(catalog, output_dir)
+    return files.changes() if check else files.write()

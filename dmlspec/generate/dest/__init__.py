@@ -1,0 +1,1 @@
+"""Emitters: pure functions from model objects to the text of generated files."""
