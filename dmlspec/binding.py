@@ -139,16 +139,16 @@ def derive_members(
     spec: m.OperatorSpec,
     fields: Mapping[str, Any],
     targets: Iterable[str],
+    exclude: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Values for `targets` ("UpdatesTensor.Sizes", "Axis", ...) read off the spec's equality
-    constraints, given the other fields. Raises ValueError if a target has no derivation or
-    needs a value that is neither given nor derivable."""
+    constraints (except those in `exclude`), given the other fields. Raises ValueError if a
+    target has no derivation or needs a value that is neither given nor derivable."""
     wanted = list(targets)
     definitions = {d.name: d.expr.tree for d in spec.definitions}
-    available = {
-        d.target: d
-        for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
-    }
+    skipped = set(exclude)
+    rules = ((c.id, c.expr.tree) for c in spec.constraints if c.id not in skipped)
+    available = {d.target: d for d in derivations(rules, definitions)}
     missing = [t for t in wanted if t not in available]
     if missing:
         raise ValueError(f"no constraint of {spec.name} defines {missing}")

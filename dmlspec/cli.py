@@ -74,6 +74,100 @@ def command_check_docs(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
+def command_generate(args: argparse.Namespace) -> int:
+    from .generate import default_output_dir, generate
+
+    catalog = _catalog(args)
+    output_dir = Path(args.out) if args.out else default_output_dir()
+    changes = generate(catalog, output_dir, check=args.check)
+    if args.check:
+        for change in changes:
+            print(change.diff or f"{change.kind}: {change.path}", end="")
+        if changes:
+            listed = ", ".join(f"{c.path} ({c.kind})" for c in changes)
+            print(f"\ngenerated/ is stale: {listed}. Run: dmlspec generate", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"{output_dir.name}/ is current")
+        return EXIT_OK
+    for change in changes:
+        verb = "removed" if change.kind == "orphan" else "wrote"
+        print(f"{verb} {output_dir.name}/{change.path}")
+    print(f"{output_dir.name}/: {len(changes)} file(s) changed")
+    return EXIT_OK
+
+
+def _read_input(path: str) -> object:
+    from .jsonio import JsonReadError, read_json_file
+
+    try:
+        return read_json_file(Path(path))
+    except JsonReadError as error:
+        raise BadInput(f"{path}: {error}") from None
+
+
+class BadInput(Exception):
+    """Unreadable or malformed input: exit 2 with a one-line message."""
+
+
+def command_validate(args: argparse.Namespace) -> int:
+    from dmlspec_generated.validators.common import COMMON
+
+    from .validation import ValidationResult, validate_operator
+    from .validation.engine import normalise_level
+
+    try:
+        level = normalise_level(COMMON, args.feature_level)
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    data = _read_input(args.file)
+    if isinstance(data, dict) and "dispatchables" in data:
+        dispatchables = data["dispatchables"]
+        if not isinstance(dispatchables, dict):
+            raise BadInput(f"{args.file}: /dispatchables must be an object of named dispatchables")
+        results: dict[str, ValidationResult] = {}
+        skipped: dict[str, str] = {}
+        for name, dispatchable in dispatchables.items():
+            kind = dispatchable.get("type") if isinstance(dispatchable, dict) else None
+            if kind in ("hlsl", "onnx"):
+                skipped[name] = f"{kind} dispatchable, not a DirectML operator"
+                continue
+            results[name] = validate_operator(dispatchable, level)
+    elif isinstance(data, dict) and "type" in data:
+        results, skipped = {"": validate_operator(data, level)}, {}
+    else:
+        raise BadInput(
+            f'{args.file}: expected an operator ({{"type", "desc"}}) '
+            'or a DxDispatch model (with "dispatchables")'
+        )
+    if args.json:
+        payload = (
+            results[""].to_json()
+            if list(results) == [""]
+            else {name: result.to_json() for name, result in results.items()}
+        )
+        print(json.dumps(payload, indent=2))
+    else:
+        for name, result in results.items():
+            label = f"{args.file}" + (f" [{name}]" if name else "")
+            verdict = "valid" if result.valid else "INVALID"
+            print(f"{label}: {verdict} at feature level {result.feature_level}")
+            for violation in result.violations:
+                print(f"  {violation}")
+            for warning in result.warnings:
+                print(f"  {warning}")
+        for name, reason in skipped.items():
+            print(f"{args.file} [{name}]: not checked ({reason})")
+    return EXIT_OK if all(r.valid for r in results.values()) else EXIT_FAILED
+
+
+def command_lint(args: argparse.Namespace) -> int:
+    from .lint import lint, render_lint
+
+    verdicts = lint(_catalog(args))
+    print(render_lint(verdicts))
+    return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dmlspec", description="DirectML operator specs and conformance tooling."
@@ -92,6 +186,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs.add_argument("--json", action="store_true", help="print the report as JSON")
     docs.set_defaults(run=command_check_docs)
+    generate = commands.add_parser("generate", help="render generated/ from spec/")
+    generate.add_argument(
+        "--check", action="store_true", help="change nothing; show a diff and exit 1 if stale"
+    )
+    generate.add_argument("--out", help="output folder (default: generated/ beside dmlspec/)")
+    generate.set_defaults(run=command_generate)
+    validate = commands.add_parser(
+        "validate", help="validate an operator JSON or every dispatchable of a DxDispatch model"
+    )
+    validate.add_argument("file", help="operator JSON or DxDispatch model file")
+    validate.add_argument(
+        "--feature-level", help="e.g. 3_0 or DML_FEATURE_LEVEL_3_0 (default: the highest known)"
+    )
+    validate.add_argument("--json", action="store_true", help="print the result as JSON")
+    validate.set_defaults(run=command_validate)
+    lint = commands.add_parser(
+        "lint",
+        help="run every documented example, as written and corrected, through the validators",
+    )
+    lint.set_defaults(run=command_lint)
     return parser
 
 
@@ -102,6 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(run(args))
     except SpecError as error:
+        print(f"dmlspec: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BadInput as error:
         print(f"dmlspec: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -14,7 +14,7 @@ class JsonReadError(ValueError):
 
     def __init__(self, problems: list[tuple[str, str]]) -> None:
         self.problems = problems
-        super().__init__("; ".join(f"{p or '/'}: {m}" for p, m in problems))
+        super().__init__("; ".join(f"at {p}: {m}" if p else m for p, m in problems))
 
 
 class _Object(dict[str, Any]):

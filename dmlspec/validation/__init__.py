@@ -1,1 +1,84 @@
-"""placeholder"""
+"""Validate operator JSON against the generated validators.
+
+from dmlspec.validation import validate_operator
+result = validate_operator({"type": "SCATTER", "desc": {...}}, feature_level="3_0")
+result.valid, [v.constraint for v in result.violations]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from .engine import RequiresReport, normalise_level
+from .result import ValidationResult, ValidationWarning, Violation
+from .shape import operator_type_of
+
+__all__ = [
+    "RequiresReport",
+    "ValidationResult",
+    "ValidationWarning",
+    "Violation",
+    "check_requires",
+    "known_operator_types",
+    "validate_operator",
+    "validator_for",
+]
+
+
+def _validators() -> dict[str, ModuleType]:
+    from dmlspec_generated.validators import VALIDATORS
+
+    validators: dict[str, ModuleType] = VALIDATORS
+    return validators
+
+
+def known_operator_types() -> list[str]:
+    return sorted(_validators())
+
+
+def validator_for(operator: object) -> ModuleType | None:
+    """The generated validator module for an operator JSON's type, or None."""
+    return _validators().get(operator_type_of(operator) or "")
+
+
+def validate_operator(operator: object, feature_level: str | None = None) -> ValidationResult:
+    """Validate any operator dmlspec knows; an unknown or missing type is a violation."""
+    module = validator_for(operator)
+    if module is not None:
+        result: ValidationResult = module.validate(operator, feature_level)
+        return result
+    from dmlspec_generated.validators.common import COMMON
+
+    level = normalise_level(COMMON, feature_level)
+    declared = operator.get("type") if isinstance(operator, Mapping) else None
+    if not isinstance(operator, Mapping):
+        problem = Violation(
+            "JSON.type", "", "an operator must be a JSON object with 'type' and 'desc'"
+        )
+    elif declared is None:
+        problem = Violation("JSON.required_field", "/type", "'type' must name the operator")
+    else:
+        known = ", ".join(t.removeprefix("DML_OPERATOR_") for t in known_operator_types())
+        problem = Violation(
+            "JSON.operator_type",
+            "/type",
+            f"dmlspec has no spec for {declared!r} (known operators: {known})",
+        )
+    return ValidationResult(None, level, (problem,), ())
+
+
+def check_requires(
+    operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
+) -> RequiresReport:
+    """Check the data preconditions of a valid operator against input arrays."""
+    module = validator_for(operator)
+    if module is None:
+        from ..errors import InvalidOperator
+
+        raise InvalidOperator(
+            f"dmlspec has no spec for operator type {operator_type_of(operator)!r}"
+        )
+    report: RequiresReport = module.check_requires(operator, inputs, feature_level)
+    return report
