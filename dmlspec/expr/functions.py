@@ -109,11 +109,11 @@ def _prod(facts: Facts, values: list[int]) -> int:
     return math.prod(values)
 
 
-def _min(facts: Facts, *values: Any) -> int:
+def _min(facts: Facts, *values: Any) -> Any:
     return min(values[0]) if len(values) == 1 else min(values)
 
 
-def _max(facts: Facts, *values: Any) -> int:
+def _max(facts: Facts, *values: Any) -> Any:
     return max(values[0]) if len(values) == 1 else max(values)
 
 
@@ -192,7 +192,7 @@ def _unique_along(facts: Facts, values: np.ndarray, axis: int, bound: int) -> np
 
 
 def _each_tuple(facts: Facts, mask: np.ndarray) -> np.ndarray:
-    return np.all(np.asarray(mask, dtype=bool), axis=-1)
+    return np.asarray(np.all(np.asarray(mask, dtype=bool), axis=-1))
 
 
 def _row_cells(facts: Facts, ok: np.ndarray, sizes: list[int]) -> np.ndarray:

@@ -113,10 +113,11 @@ class _Converter:
                 )
             case ast.Compare(left=left, ops=ops, comparators=rest):
                 symbols = []
-                for op in ops:
-                    if type(op) not in _COMPARE_OPS:
-                        raise self.fail(f"comparison '{type(op).__name__}' is not allowed", node)
-                    symbols.append(_COMPARE_OPS[type(op)])
+                for comparison in ops:
+                    kind = type(comparison)
+                    if kind not in _COMPARE_OPS:
+                        raise self.fail(f"comparison '{kind.__name__}' is not allowed", node)
+                    symbols.append(_COMPARE_OPS[kind])
                 return nodes.Compare(
                     col, self.convert(left), tuple(symbols), tuple(self.convert(r) for r in rest)
                 )

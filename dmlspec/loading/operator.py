@@ -173,7 +173,8 @@ class OperatorBuilder(Builder):
         for i, (field, raw) in enumerate(zip(fields, raws, strict=True)):
             if "range" not in raw:
                 continue
-            rng, at = raw["range"], ["fields", i, "range"]
+            rng = raw["range"]
+            at: list[str | int] = ["fields", i, "range"]
             if not rng["id"].startswith(self.name + ".C"):
                 self.report.at([*at, "id"], f"range id {rng['id']!r} must be {self.name}.C<n>")
             if rng["id"] in known_ids:
@@ -578,10 +579,10 @@ def values_shape(values: Any) -> tuple[int, ...] | None:
     if not isinstance(values, tuple):
         return ()
     shapes = {values_shape(v) for v in values}
-    if len(shapes) > 1 or None in shapes:
+    if len(shapes) > 1:
         return None
     inner = shapes.pop() if shapes else ()
-    return (len(values), *inner)
+    return None if inner is None else (len(values), *inner)
 
 
 def _grouped(source: str) -> str:
