@@ -65,12 +65,12 @@ def derivations(
 def _equalities(expr: nodes.Node) -> list[tuple[str, nodes.Node]]:
     match expr:
         case nodes.Compare(first=first, ops=("==",), rest=(second,)):
-            pairs = []
+            # `Target == expression` by convention; `expression == Target` also reads.
             if (target := target_of(first)) is not None:
-                pairs.append((target, second))
+                return [(target, second)]
             if (target := target_of(second)) is not None:
-                pairs.append((target, first))
-            return pairs
+                return [(target, first)]
+            return []
         case nodes.Call(func="all_equal", args=(first, *others)):
             return [(t, first) for o in others if (t := target_of(o)) is not None]
     return []
