@@ -207,6 +207,7 @@ TENSOR_RULES: tuple[Rule, ...] = (
         _tensor_c4,
         "Strides, when given, must have DimensionCount entries",
         "/Strides",
+        depends_on=("TENSOR.C2",),
         operands=(
             ("len(T.Strides)", lambda s: fn.len(s.T.Strides)),
             ("T.DimensionCount", lambda s: s.T.DimensionCount),
