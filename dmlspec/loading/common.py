@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import model as m
 from ..expr import EnumInfo, Scope
 from ..expr.types import INT, EnumType, Type, parse_type
@@ -32,20 +34,11 @@ class CommonBuilder(Builder):
             dimension_count,
             (),
         )
+        # Tensor rules are type-checked against the members and enums built above.
         constraints = self.tensor_constraints(partial)
         if self.report.count:
             return None
-        return m.CommonSpec(
-            self.path,
-            self.data["$schema"],
-            pages,
-            levels,
-            data_types,
-            enums,
-            members,
-            dimension_count,
-            tuple(constraints),
-        )
+        return replace(partial, tensor_constraints=tuple(constraints))
 
     def feature_levels(self) -> tuple[m.FeatureLevel, ...]:
         levels, seen = [], set()

@@ -105,14 +105,7 @@ def read_desc(table: OperatorTable, common: CommonTable, operator: object) -> Re
             f"'desc' must be an object holding the {table.name} fields; got {_json_type(desc)}",
         )
         return read
-    names = [f.name for f in table.fields]
-    for key in desc:
-        if key not in names:
-            read.fail(
-                "unknown_field",
-                f"/desc/{key}",
-                f"{table.name} has no field {key!r} (fields: {', '.join(names)})",
-            )
+    _unknown_keys(read, desc, [f.name for f in table.fields], "/desc", table.name, "field")
     for info in table.fields:
         path = f"/desc/{info.name}"
         if info.name not in desc or (info.optional and desc[info.name] is None):
@@ -127,6 +120,16 @@ def read_desc(table: OperatorTable, common: CommonTable, operator: object) -> Re
         if value is not None:
             read.values[info.name] = value
     return read
+
+
+def _unknown_keys(
+    read: ReadDesc, given: Mapping[str, Any], known: list[str], path: str, owner: str, kind: str
+) -> None:
+    """`{owner} has no {kind} 'X' ({kind}s: A, B)` for each key that is not known."""
+    for key in given:
+        if key not in known:
+            message = f"{owner} has no {kind} {key!r} ({kind}s: {', '.join(known)})"
+            read.fail("unknown_field", f"{path}/{key}", message)
 
 
 def _describe(info: FieldInfo) -> str:
@@ -203,14 +206,8 @@ def _read_tensor(
     if not isinstance(raw, Mapping):
         read.fail("type", path, f"{name} must be a tensor desc object; got {_json_type(raw)}")
         return None
-    member_names = [m.name for m in common.tensor_members]
-    for key in raw:
-        if key not in member_names:
-            read.fail(
-                "unknown_field",
-                f"{path}/{key}",
-                f"a tensor desc has no member {key!r} (members: {', '.join(member_names)})",
-            )
+    members_known = [m.name for m in common.tensor_members]
+    _unknown_keys(read, raw, members_known, path, "a tensor desc", "member")
     members: dict[str, Any] = {}
     complete = True
     for member in common.tensor_members:
