@@ -71,6 +71,8 @@ def _equalities(expr: nodes.Node) -> list[tuple[str, nodes.Node]]:
             if (target := target_of(second)) is not None:
                 return [(target, first)]
             return []
+        case nodes.BoolOp(op="and", values=values):
+            return [pair for value in values for pair in _equalities(value)]
         case nodes.Call(func="all_equal", args=(first, *others)):
             return [(t, first) for o in others if (t := target_of(o)) is not None]
     return []
