@@ -34,6 +34,7 @@ __all__ = [
     "FeatureLevel",
     "Field",
     "FieldRange",
+    "Kernel",
     "NegativeIndices",
     "OperatorSpec",
     "Semantics",
@@ -469,6 +470,29 @@ class Semantics:
 
 
 @dataclass(frozen=True)
+class Kernel:
+    """How the generated JAX kernel calls its primitive (dmlspec.kernels.primitives)."""
+
+    primitive: str
+    inputs: tuple[tuple[str, str], ...]  # primitive parameter, input tensor field
+    static: tuple[tuple[str, Expression], ...]  # primitive parameter, value
+    defaults: tuple[tuple[str, Expression], ...]  # field, value when a caller omits it
+    output: str
+    donate: str | None = None
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "primitive": self.primitive,
+            "inputs": dict(self.inputs),
+            "static": {name: e.source for name, e in self.static},
+            "defaults": {name: e.source for name, e in self.defaults},
+            "output": self.output,
+        }
+        _put(data, "donate", self.donate)
+        return data
+
+
+@dataclass(frozen=True)
 class ExampleTensor:
     sizes: tuple[int, ...]
     data_type: str | None = None  # missing only in sizes-only examples as written
@@ -569,6 +593,7 @@ class OperatorSpec:
     range_constraints: tuple[Constraint, ...]  # derived from the fields' ranges
     support: tuple[SupportRow, ...]
     semantics: Semantics
+    kernel: Kernel
     examples: tuple[Example, ...]
     notes: tuple[str, ...] = ()
 
@@ -614,6 +639,7 @@ class OperatorSpec:
             "constraints": [c.to_json() for c in self.explicit_constraints],
             "support": [r.to_json() for r in self.support],
             "semantics": self.semantics.to_json(),
+            "kernel": self.kernel.to_json(),
             "examples": [e.to_json() for e in self.examples],
         }
         _put(data, "notes", self.notes)

@@ -78,6 +78,7 @@ class OperatorBuilder(Builder):
                 )
         support = self.support(fields)
         semantics = self.semantics(fields, names)
+        kernel = self.kernel(fields, scopes["error"])
         examples = self.examples(fields, known_ids)
         if self.report.count:
             return None
@@ -97,6 +98,7 @@ class OperatorBuilder(Builder):
             range_constraints=tuple(ranges),
             support=support,
             semantics=semantics,
+            kernel=kernel,
             examples=examples,
             notes=tuple(data.get("notes", [])),
         )
@@ -429,6 +431,38 @@ class OperatorBuilder(Builder):
             return self.common.data_type(name).kind
         except KeyError:
             return None  # reported with the support row
+
+    # -- kernel ---------------------------------------------------------------------------
+    def kernel(self, fields: list[m.Field], scope: Scope) -> m.Kernel:
+        raw = self.data["kernel"]
+        at: list[str | int] = ["kernel"]
+        for parameter, name in raw["inputs"].items():
+            self.tensor_field(fields, name, [*at, "inputs", parameter], output=False)
+        self.tensor_field(fields, raw["output"], [*at, "output"], output=True)
+        if "donate" in raw:
+            self.tensor_field(fields, raw["donate"], [*at, "donate"], output=False)
+        static = []
+        for parameter, source in raw["static"].items():
+            expression = self.compile(source, scope, [*at, "static", parameter])
+            if expression is not None:
+                static.append((parameter, expression))
+        defaults = []
+        by_name = {f.name: f for f in fields}
+        for name, source in raw["defaults"].items():
+            if name not in by_name or by_name[name].is_tensor:
+                self.report.at([*at, "defaults", name], f"{name!r} is not a non-tensor field")
+                continue
+            expression = self.compile(source, scope, [*at, "defaults", name])
+            if expression is not None:
+                defaults.append((name, expression))
+        return m.Kernel(
+            primitive=raw["primitive"],
+            inputs=tuple(raw["inputs"].items()),
+            static=tuple(static),
+            defaults=tuple(defaults),
+            output=raw["output"],
+            donate=raw.get("donate"),
+        )
 
     # -- examples -------------------------------------------------------------------------
     def examples(self, fields: list[m.Field], constraint_ids: set[str]) -> tuple[m.Example, ...]:
