@@ -1,0 +1,122 @@
+"""The math of the operators, as small JAX functions the generated kernels compose.
+
+Each takes arrays shaped exactly as their tensor descs and static (hashable) parameters, and
+returns the output array in its full shape. DirectML semantics:
+
+- Tensors are right-aligned: `*_dimension_count` selects the meaningful trailing dimensions;
+  the leading ones are 1.
+- Negative indices count from the end of their dimension for signed index types; unsigned
+  ones never do. An index outside its dimension writes nothing and reads zero (the spec leaves
+  such results undefined; nothing is read or written out of bounds).
+- Overlapping scatter targets keep one of the colliding updates (XLA's choice).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+__all__ = ["fill_value_sequence", "gather_nd", "scatter_elements", "scatter_nd"]
+
+
+def _positions(indices: jax.Array, bounds: jax.Array | int) -> tuple[jax.Array, jax.Array]:
+    """Indices as int64 positions (negative ones counted from the end for signed types) and a
+    mask of those inside [0, bound)."""
+    bound = jnp.asarray(bounds, dtype=jnp.int64)
+    if jnp.issubdtype(indices.dtype, jnp.unsignedinteger):
+        # Compare before converting: a UINT64 above 2^63 would turn negative as int64.
+        inside = indices < bound.astype(indices.dtype)
+        positions = jnp.where(inside, indices, 0).astype(jnp.int64)
+    else:
+        positions = indices.astype(jnp.int64)
+        positions = jnp.where(positions < 0, positions + bound, positions)
+        inside = (positions >= 0) & (positions < bound)
+    return positions, inside
+
+
+def _meaningful(array: jax.Array, count: int) -> jax.Array:
+    return array.reshape(array.shape[array.ndim - count :])
+
+
+def scatter_nd(
+    input: jax.Array,
+    indices: jax.Array,
+    updates: jax.Array,
+    *,
+    input_dimension_count: int,
+    indices_dimension_count: int,
+) -> jax.Array:
+    """output = input; output[indices[...]] = updates[...] over whole slices."""
+    data = _meaningful(input, input_dimension_count)
+    tuples = _meaningful(indices, indices_dimension_count)
+    q = tuples.shape[-1]
+    batch = tuples.shape[:-1]
+    values = updates.reshape(batch + data.shape[q:])
+    positions, inside = _positions(tuples, jnp.array(data.shape[:q]))
+    # A tuple with any coordinate outside its dimension is sent past the end and dropped.
+    row = jnp.ravel_multi_index(tuple(jnp.moveaxis(positions, -1, 0)), data.shape[:q], mode="clip")
+    row = jnp.where(jnp.all(inside, axis=-1), row, math.prod(data.shape[:q]))
+    rows = data.reshape((math.prod(data.shape[:q]), *data.shape[q:]))
+    written = rows.at[row.reshape(-1)].set(
+        values.reshape((-1, *data.shape[q:])), mode="drop", unique_indices=False
+    )
+    return written.reshape(input.shape)
+
+
+def gather_nd(
+    input: jax.Array,
+    indices: jax.Array,
+    *,
+    input_dimension_count: int,
+    indices_dimension_count: int,
+    output_sizes: tuple[int, ...],
+) -> jax.Array:
+    """output[...] = input[indices[...]] over whole slices."""
+    data = _meaningful(input, input_dimension_count)
+    tuples = _meaningful(indices, indices_dimension_count)
+    q = tuples.shape[-1]
+    positions, inside = _positions(tuples, jnp.array(data.shape[:q]))
+    row = jnp.ravel_multi_index(tuple(jnp.moveaxis(positions, -1, 0)), data.shape[:q], mode="clip")
+    rows = data.reshape((math.prod(data.shape[:q]), *data.shape[q:]))
+    picked = jnp.take(rows, row.reshape(-1), axis=0, mode="clip")
+    ok = jnp.all(inside, axis=-1).reshape((-1,) + (1,) * (data.ndim - q))
+    picked = jnp.where(ok, picked, jnp.zeros((), dtype=data.dtype))
+    return picked.reshape(output_sizes)
+
+
+def scatter_elements(
+    input: jax.Array, indices: jax.Array, updates: jax.Array, *, axis: int
+) -> jax.Array:
+    """output = input; output[..., indices[i, j, k], ...] = updates[i, j, k] along `axis`,
+    as one scatter into the flattened output."""
+    positions, inside = _positions(indices, input.shape[axis])
+    strides = [math.prod(input.shape[d + 1 :]) for d in range(input.ndim)]
+    flat = positions * strides[axis]
+    for dimension in range(input.ndim):
+        if dimension != axis:
+            coordinate = lax.broadcasted_iota(jnp.int64, indices.shape, dimension)
+            flat = flat + coordinate * strides[dimension]
+    flat = jnp.where(inside, flat, input.size)  # out of range: dropped
+    written = input.reshape(-1).at[flat.reshape(-1)].set(updates.reshape(-1), mode="drop")
+    return written.reshape(input.shape)
+
+
+def fill_value_sequence(
+    *, sizes: tuple[int, ...], dtype: str, start: int | float, delta: int | float
+) -> jax.Array:
+    """Element k (row-major) is start + k * delta in `dtype`: integers wrap modulo 2^bits;
+    floats are computed in float64 from k, never by a running sum, then rounded once."""
+    count = math.prod(sizes)
+    target = jnp.dtype(dtype)
+    if jnp.issubdtype(target, jnp.integer):
+        wide = jnp.uint64
+        k = lax.iota(wide, count)
+        # Two's complement: arithmetic modulo 2^64, then truncation to the type's bits.
+        values = jnp.asarray(start % 2**64, wide) + k * jnp.asarray(delta % 2**64, wide)
+        return values.astype(target).reshape(sizes)
+    k = lax.iota(jnp.float64, count)
+    values = jnp.asarray(start, jnp.float64) + k * jnp.asarray(delta, jnp.float64)
+    return values.astype(target).reshape(sizes)

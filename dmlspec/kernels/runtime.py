@@ -1,0 +1,236 @@
+"""What the generated kernel modules run: desc building, cached validation, jitted calls.
+
+A call builds the operator desc from the arrays (DataType from dtype, Sizes from shape) and the
+keyword fields (defaults and derived outputs compiled from the spec), validates it once per
+distinct desc (cached), and calls the primitive jitted with its static parameters. 64-bit
+types are computed exactly: calls run under `jax.enable_x64(True)`, scoped to the call, so
+users set no global flag and their own defaults do not change.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import jax
+import numpy as np
+
+from ..errors import InvalidOperator
+from ..validation.runtime import TensorView, View
+from ..validation.shape import read_desc
+from ..validation.tables import CommonTable
+
+__all__ = ["KernelTable", "call_kernel", "run_operator", "trace_count"]
+
+Computed = Callable[[View], Any]
+_CACHE_LIMIT = 4096
+_traces = 0
+
+
+def trace_count() -> int:
+    """How many times any kernel has been traced (compiled) in this process."""
+    return _traces
+
+
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: a cache key
+class KernelTable:
+    name: str
+    operator_type: str
+    validator: ModuleType  # the generated validator module
+    common: CommonTable
+    primitive: Callable[..., jax.Array]
+    inputs: tuple[tuple[str, str], ...]  # primitive parameter, input tensor field
+    static: tuple[tuple[str, Computed], ...]  # primitive parameter, value from the desc
+    defaults: tuple[tuple[str, Computed], ...]  # field, value when omitted
+    derived: tuple[tuple[str, Computed], ...]  # "OutputTensor.Sizes", value (in order)
+    output: str
+    donate: str | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one distinct desc compiles to."""
+
+    static: tuple[tuple[str, Any], ...]
+    output_sizes: tuple[int, ...]
+    output_dtype: str
+
+
+def _data_type_of(common: CommonTable, array: Any) -> str:
+    name = np.dtype(array.dtype).name
+    for data_type, info in common.data_types.items():
+        if info.numpy == name:
+            return data_type
+    supported = ", ".join(i.numpy for i in common.data_types.values() if i.numpy)
+    raise InvalidOperator(f"arrays of dtype {name} have no DirectML data type (known: {supported})")
+
+
+def _static_value(common: CommonTable, value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, str) and value in common.data_types:
+        return common.data_types[value].numpy
+    return value
+
+
+def _view(kernel: KernelTable, desc: Mapping[str, Any]) -> View:
+    """A view of a complete, valid desc."""
+    read = read_desc(
+        kernel.validator.TABLE, kernel.common, {"type": kernel.operator_type, "desc": desc}
+    )
+    return View(read.values, kernel.validator.TABLE.definitions)
+
+
+def _partial_view(kernel: KernelTable, desc: Mapping[str, Any]) -> View:
+    """A view of a desc being built: tensors may lack members (an output's Sizes, say)."""
+    values: dict[str, Any] = {}
+    for name, value in desc.items():
+        if not isinstance(value, Mapping):
+            values[name] = _short(value)
+            continue
+        members = {k: _short(v) if k == "DataType" else v for k, v in value.items()}
+        for member in kernel.common.tensor_members:
+            if member.name not in members and member.default is not None:
+                try:
+                    members[member.name] = member.default(TensorView(name, members))
+                except LookupError:
+                    continue
+        values[name] = TensorView(name, members)
+    return View(values, kernel.validator.TABLE.definitions)
+
+
+def _short(value: Any) -> Any:
+    return value.removeprefix("DML_TENSOR_DATA_TYPE_") if isinstance(value, str) else value
+
+
+def build_desc(
+    kernel: KernelTable,
+    arrays: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    outputs: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The operator desc a kernel call describes: defaults and derived outputs filled in."""
+    desc: dict[str, Any] = {
+        name: {"DataType": _data_type_of(kernel.common, array), "Sizes": list(np.shape(array))}
+        for name, array in arrays.items()
+    }
+    desc.update({name: dict(tensor) for name, tensor in outputs.items()})
+    desc.update({name: value for name, value in fields.items() if value is not None})
+    for name, default in kernel.defaults:
+        if desc.get(name) is None:
+            desc[name] = default(_partial_view(kernel, desc))
+    for target, derive in kernel.derived:
+        owner, _, member = target.partition(".")
+        if member not in desc.setdefault(owner, {}):
+            desc[owner][member] = derive(_partial_view(kernel, desc))
+    return desc
+
+
+@functools.lru_cache(maxsize=_CACHE_LIMIT)
+def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Plan:
+    desc = json.loads(desc_key)
+    operator = {"type": kernel.operator_type, "desc": desc}
+    result = kernel.validator.validate(operator, feature_level)
+    if not result.valid:
+        ids = result.fired()
+        details = "; ".join(str(v) for v in result.violations)
+        raise InvalidOperator(f"invalid {kernel.name} desc ({', '.join(ids)}): {details}", ids)
+    view = _view(kernel, desc)
+    static = tuple(
+        (name, _static_value(kernel.common, compute(view))) for name, compute in kernel.static
+    )
+    output = desc[kernel.output]
+    return _Plan(
+        static,
+        tuple(output["Sizes"]),
+        kernel.common.data_types[output["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_")].numpy
+        or "",
+    )
+
+
+@functools.cache
+def _jitted(
+    primitive: Callable[..., jax.Array],
+    parameters: tuple[str, ...],
+    static: tuple[str, ...],
+    donate: int | None,
+) -> Callable[..., jax.Array]:
+    # The result's shape and dtype ride along as static arguments; their names start with an
+    # underscore so they cannot clash with a primitive's own parameters.
+    def traced(
+        *arrays: jax.Array, _shape: tuple[int, ...], _dtype: str, **params: Any
+    ) -> jax.Array:
+        global _traces
+        _traces += 1  # runs only while tracing
+        return primitive(*arrays, **params).reshape(_shape).astype(_dtype)
+
+    return jax.jit(
+        traced,
+        static_argnames=(*static, "_shape", "_dtype"),
+        donate_argnums=() if donate is None else (donate,),
+    )
+
+
+def call_kernel(
+    kernel: KernelTable,
+    arrays: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    feature_level: str | None = None,
+    donate: bool = False,
+) -> jax.Array:
+    """Validate (cached per desc) and run the jitted primitive; return the output array."""
+    desc = build_desc(kernel, arrays, fields, outputs or {})
+    plan = _plan(kernel, json.dumps(desc, sort_keys=True), feature_level)
+    parameters = tuple(p for p, _ in kernel.inputs)
+    donated = None
+    if donate and kernel.donate is not None:
+        donated = [field for _, field in kernel.inputs].index(kernel.donate)
+    function = _jitted(kernel.primitive, parameters, tuple(n for n, _ in plan.static), donated)
+    with jax.enable_x64(True):
+        values = [jax.numpy.asarray(arrays[field]) for _, field in kernel.inputs]
+        return function(
+            *values,
+            _shape=plan.output_sizes,
+            _dtype=plan.output_dtype,
+            **dict(plan.static),
+        )
+
+
+def run_operator(
+    kernel: KernelTable,
+    operator: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+    feature_level: str | None = None,
+) -> dict[str, np.ndarray]:
+    """The backend contract: operator JSON and inputs by field name -> outputs by field name."""
+    result = kernel.validator.validate(operator, feature_level)
+    if not result.valid:
+        ids = result.fired()
+        raise InvalidOperator(
+            f"invalid {kernel.name} desc ({', '.join(ids)}): "
+            + "; ".join(str(v) for v in result.violations),
+            ids,
+        )
+    desc = operator["desc"]
+    arrays = {}
+    for _, field in kernel.inputs:
+        declared = desc[field].get("Desc", desc[field])
+        array = np.asarray(inputs[field])
+        expected = (declared["Sizes"], declared["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_"))
+        actual = (list(array.shape), _data_type_of(kernel.common, array))
+        if tuple(expected) != actual:
+            raise InvalidOperator(
+                f"input {field} must have shape {expected[0]} and data type {expected[1]} "
+                f"as its desc says; got shape {actual[0]} and {actual[1]}"
+            )
+        arrays[field] = array
+    fields = {k: v for k, v in desc.items() if k not in arrays}
+    tensors = {k: v.get("Desc", v) for k, v in fields.items() if isinstance(v, Mapping)}
+    scalars = {k: v for k, v in fields.items() if not isinstance(v, Mapping)}
+    output = call_kernel(kernel, arrays, scalars, tensors, feature_level)
+    return {kernel.output: np.asarray(output)}
