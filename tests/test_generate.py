@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,7 @@ def test_output_is_identical_across_hash_seeds(tmp_path: Path) -> None:
         assert run("generate", "--out", str(out), env={"PYTHONHASHSEED": seed}).returncode == 0
         outputs.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.py"))})
     assert outputs[0] == outputs[1]
-    assert len(outputs[0]) == 7
+    assert len(outputs[0]) == len(render(load_catalog(), out).files)
 
 
 def test_every_generated_file_has_the_header(catalog: Catalog) -> None:
@@ -126,35 +127,52 @@ def test_golden_files_for_the_fixture_spec(tmp_path: Path) -> None:
         assert content == golden[path], f"{path} differs from its golden file"
 
 
-def test_rendered_fixture_validator_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rendered_fixture_validator_and_kernel_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
     package = tmp_path / "fixture_generated"
     assert generate(fixture_catalog(tmp_path), package)
     monkeypatch.syspath_prepend(str(tmp_path))
-    pick = importlib.import_module("fixture_generated.validators.pick")
+    put = importlib.import_module("fixture_generated.validators.put")
     desc = {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 5]},
         "IndicesTensor": {"DataType": "UINT32", "Sizes": [2, 3]},
-        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
+        "UpdatesTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 5]},
         "Axis": 1,
     }
-    operator = {"type": "PICK", "desc": desc}
-    assert pick.validate(operator, "2_0").valid
-    assert pick.validate(operator, "1_0").fired() == ("SUPPORT.dimension_count",) * 1
+    operator = {"type": "PUT", "desc": desc}
+    assert put.validate(operator, "2_0").valid
+    assert put.validate(operator, "1_0").fired() == ("SUPPORT.dimension_count",)
     desc["Axis"] = 2
-    assert pick.validate(operator).fired() == ("PICK.C3",)
+    assert put.validate(operator).fired() == ("PUT.C3",)
     desc["Axis"] = 1
     desc["OutputTensor"]["DataType"] = "INT32"
-    assert pick.validate(operator).fired() == ("PICK.C2",)
+    assert put.validate(operator).fired() == ("PUT.C2",)
     desc["OutputTensor"]["DataType"] = "FLOAT32"
-    import numpy as np
+    report = put.check_requires(operator, {"IndicesTensor": np.array([[0, 4, 5], [1, 2, 3]])})
+    assert [v.constraint for v in report.violations] == ["PUT.R1"]
+    assert report.undefined["OutputTensor"].all()
+    kernel = importlib.import_module("fixture_generated.kernels.put")
+    result = kernel.put(
+        np.zeros((2, 5), np.float32),
+        np.array([[0, 4, 1], [1, 2, 3]], np.uint32),
+        np.ones((2, 3), np.float32),
+        Axis=1,
+    )
+    assert np.asarray(result).tolist() == [[1, 1, 0, 0, 1], [0, 1, 1, 1, 0]]
+    for name in [n for n in sys.modules if n.startswith("fixture_generated")]:
+        sys.modules.pop(name)
 
-    report = pick.check_requires(operator, {"IndicesTensor": np.array([[0, 4, 5], [1, 2, 3]])})
-    assert [v.constraint for v in report.violations] == ["PICK.R1"]
-    assert report.undefined["OutputTensor"].tolist() == [
-        [False, False, True],
-        [False, False, False],
-    ]
-    sys.modules.pop("fixture_generated", None)
+
+def test_generator_refuses_an_unknown_primitive(tmp_path: Path) -> None:
+    catalog = fixture_catalog(tmp_path)
+    spec = catalog.operators[0]
+    broken = replace(spec, kernel=replace(spec.kernel, primitive="transmogrify"))
+    with pytest.raises(ValueError, match=r"kernel\.primitive 'transmogrify' is not in"):
+        render(replace(catalog, operators=(broken,)), tmp_path / "out")
 
 
 def _tool(module: str) -> None:

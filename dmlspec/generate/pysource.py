@@ -45,7 +45,13 @@ def docstring(text: str, indent: int) -> list[str]:
     pad = " " * indent
     clean = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     paragraphs = [p for p in clean.split("\n\n") if p.strip()]
-    wrapped = [textwrap.wrap(" ".join(p.split()), WIDTH - indent - 3) for p in paragraphs]
+    wrapped = [
+        # Paragraphs indented by four spaces (code) are kept line for line.
+        p.splitlines()
+        if all(line.startswith("    ") for line in p.splitlines())
+        else textwrap.wrap(" ".join(p.split()), WIDTH - indent - 3)
+        for p in paragraphs
+    ]
     if len(wrapped) == 1 and len(wrapped[0]) == 1 and len(pad) + len(wrapped[0][0]) + 6 <= WIDTH:
         return [f'{pad}"""{wrapped[0][0]}"""']
     lines = [f'{pad}"""{wrapped[0][0]}']

@@ -1,0 +1,298 @@
+"""Emit generated/kernels/<operator>.py: the JAX kernel of one operator, from its spec.
+
+The signature comes from the spec's fields (input tensors positional, the other fields as
+keywords with the spec's kernel defaults), the static parameters and output derivations are
+compiled from the spec's expressions, and the math is the primitive the spec names.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from ...expr import nodes
+from ...expr.solve import derivations, order_derivations, references
+from ...model import Catalog, Example, ExampleTensor, Field, OperatorSpec
+from ..header import python_header
+from ..pysource import WIDTH, docstring, q, snake
+from .rules import RuleContext
+from .validators import module_name
+
+__all__ = ["render_kernel", "render_kernels_package"]
+
+_PYTHON_TYPES = {
+    "uint": "int",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "enum": "str",
+    "data_type": "str",
+    "scalar_union": "float",
+}
+
+
+def _derived_outputs(spec: OperatorSpec) -> list[tuple[str, nodes.Node]]:
+    """Output tensor members the spec's equalities define from the inputs, in dependency order."""
+    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    outputs = {f.name for f in spec.fields if f.is_output}
+    members = (".Sizes", ".DataType", ".DimensionCount")
+    found = [
+        d
+        for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
+        if d.target.partition(".")[0] in outputs and d.target.endswith(members)
+    ]
+    inputs = [f.name for f in spec.fields if not f.is_output]
+    free = {f"{name}{member}" for name in inputs for member in members} | set(inputs)
+    targets = {d.target for d in found}
+    usable = [d for d in found if references(d.expr, definitions) <= free | targets]
+    try:
+        ordered = order_derivations(usable, free, definitions)
+    except ValueError:  # an output that needs something only the caller knows (FILL's sizes)
+        ordered = []
+    return [(d.target, d.expr) for d in ordered]
+
+
+def check_primitive(spec: OperatorSpec) -> None:
+    """The primitive the spec names must exist and take the spec's parameters."""
+    from ...kernels import primitives
+
+    primitive = getattr(primitives, spec.kernel.primitive, None)
+    if primitive is None:
+        known = ", ".join(primitives.__all__)
+        raise ValueError(
+            f"{spec.path}: kernel.primitive {spec.kernel.primitive!r} is not in "
+            f"dmlspec.kernels.primitives (known: {known})"
+        )
+    accepted = set(inspect.signature(primitive).parameters)
+    wanted = {p for p, _ in spec.kernel.inputs} | {p for p, _ in spec.kernel.static}
+    if wanted != accepted:
+        raise ValueError(
+            f"{spec.path}: kernel parameters {sorted(wanted)} do not match "
+            f"{spec.kernel.primitive}{inspect.signature(primitive)}"
+        )
+
+
+def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
+    check_primitive(spec)
+    context = RuleContext("d", frozenset(f.name for f in spec.fields), catalog.common.enum_infos())
+    kernel = spec.kernel
+    function = snake(spec.name).replace("__", "_")
+    inputs = [f for f in spec.fields if f.is_tensor and not f.is_output]
+    derived = _derived_outputs(spec)
+    derived_outputs = {target.partition(".")[0] for target, _ in derived}
+    required_outputs = [f for f in spec.fields if f.is_output and f.name not in derived_outputs]
+    defaults = dict(kernel.defaults)
+    scalars = [f for f in spec.fields if not f.is_tensor]
+    lines = python_header([spec.path]).splitlines()
+    lines += docstring(
+        f"JAX kernel for {' or '.join(spec.operator_types)}, generated from its spec; the math "
+        f"is dmlspec.kernels.primitives.{kernel.primitive}.",
+        0,
+    )
+    lines += [
+        "",
+        "from __future__ import annotations",
+        "",
+        "from collections.abc import Mapping",
+        "from typing import Any",
+        "",
+        "import jax",
+        "import numpy as np",
+        *(["from numpy.typing import ArrayLike"] if inputs else []),
+        "",
+        "from dmlspec.kernels import primitives",
+        "from dmlspec.kernels.runtime import KernelTable, call_kernel, run_operator",
+        "from dmlspec.validation.runtime import View",
+        "",
+        "from ..validators import common",
+        f"from ..validators import {module_name(spec)} as validator",
+        *(["from ..validators.common import fn"] if _uses_fn(spec) else []),
+        "",
+        "__all__ = [" + ", ".join(q(n) for n in sorted(["KERNEL", function, "run"])) + "]",
+    ]
+    for parameter, expression in kernel.static:
+        lines += ["", "", f"def _static_{parameter}(d: View) -> Any:"]
+        lines += _return(context.python(expression.tree), context, expression.tree)
+    for name, expression in defaults.items():
+        lines += ["", "", f"def _default_{snake(name)}(d: View) -> Any:"]
+        lines += _return(context.python(expression.tree), context, expression.tree)
+    for target, tree in derived:
+        lines += ["", "", f"def _derive_{snake(target.replace('.', '_'))}(d: View) -> Any:"]
+        lines += _return(context.python(tree), context, tree)
+    lines += [
+        "",
+        "",
+        "KERNEL = KernelTable(",
+        f"    name={q(spec.name)},",
+        f"    operator_type={q(spec.operator_type)},",
+        "    validator=validator,",
+        "    common=common.COMMON,",
+        f"    primitive=primitives.{kernel.primitive},",
+        f"    inputs=({''.join(f'({q(p)}, {q(n)}), ' for p, n in kernel.inputs).rstrip(' ')}),",
+        *_tuple_field("static", [f"({q(p)}, _static_{p})" for p, _ in kernel.static]),
+        *_tuple_field("defaults", [f"({q(n)}, _default_{snake(n)})" for n in defaults]),
+        *_tuple_field(
+            "derived", [f"({q(t)}, _derive_{snake(t.replace('.', '_'))})" for t, _ in derived]
+        ),
+        f"    output={q(kernel.output)},",
+        f"    donate={q(kernel.donate) if kernel.donate else None},",
+        ")",
+        "",
+        "",
+    ]
+    parameters = [f"    {f.name}: ArrayLike," for f in inputs]
+    keywords = [f"    {f.name}: Mapping[str, Any]," for f in required_outputs]
+    keywords += [f"    {f.name}: {_PYTHON_TYPES[f.kind]} | None = None," for f in scalars]
+    keywords.append("    feature_level: str | None = None,")
+    if kernel.donate:
+        keywords.append("    donate: bool = False,")
+    lines.append(f"def {function}(")
+    lines += parameters
+    lines.append("    *,")
+    lines += keywords
+    lines.append(") -> jax.Array:")
+    lines += docstring(_function_doc(catalog, spec, inputs, scalars, required_outputs), 4)
+    lines += ["    return call_kernel(", "        KERNEL,"]
+    for group in (inputs, scalars, required_outputs):
+        lines += _dict_lines([f"{q(f.name)}: {f.name}" for f in group], 8)
+    lines += [
+        "        feature_level,",
+        f"        {'donate' if kernel.donate else 'False'},",
+        "    )",
+        "",
+        "",
+        "def run(",
+        "    operator: Mapping[str, Any],",
+        "    inputs: Mapping[str, Any],",
+        "    feature_level: str | None = None,",
+        ") -> dict[str, np.ndarray]:",
+        *docstring(
+            "Run operator JSON (the backend contract): inputs and outputs keyed by tensor field.", 4
+        ),
+        "    return run_operator(KERNEL, operator, inputs, feature_level)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _uses_fn(spec: OperatorSpec) -> bool:
+    trees = [e.tree for _, e in spec.kernel.static] + [e.tree for _, e in spec.kernel.defaults]
+    trees += [tree for _, tree in _derived_outputs(spec)]
+    return any(isinstance(n, nodes.Call) for tree in trees for n in nodes.walk(tree))
+
+
+def _return(text: str, context: RuleContext, tree: nodes.Node) -> list[str]:
+    single = f"    return {text}"
+    if len(single) <= WIDTH:
+        return [single]
+    return ["    return (", *context.python_lines(tree, 8), "    )"]
+
+
+def _tuple_field(keyword: str, items: list[str]) -> list[str]:
+    if not items:
+        return [f"    {keyword}=(),"]
+    return [f"    {keyword}=(", *[f"        {item}," for item in items], "    ),"]
+
+
+def _dict_lines(entries: list[str], indent: int) -> list[str]:
+    """A dict literal argument (with its trailing comma), one entry per line if it is long."""
+    pad = " " * indent
+    single = f"{pad}{{{', '.join(entries)}}},"
+    if len(single) <= WIDTH:
+        return [single]
+    return [f"{pad}{{", *[f"{pad}    {entry}," for entry in entries], f"{pad}}},"]
+
+
+def _first_sentence(text: str) -> str:
+    sentence = " ".join(text.split()).split(". ")[0].rstrip(".")
+    return sentence + "."
+
+
+def _function_doc(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    inputs: list[Field],
+    scalars: list[Field],
+    required_outputs: list[Field],
+) -> str:
+    kernel = spec.kernel
+    defaults = dict(kernel.defaults)
+    pseudocode = "\n".join(f"    {line}" for line in spec.semantics.pseudocode.splitlines())
+    parts = [spec.summary, pseudocode]
+    parts.append(
+        "Input tensors are arrays shaped and typed as their descs: "
+        + " ".join(f"{f.name}: {_first_sentence(f.doc)}" for f in inputs)
+    )
+    for field in required_outputs:
+        parts.append(f"{field.name}: the output desc, {{'DataType': ..., 'Sizes': [...]}}.")
+    parts.append(
+        " ".join(
+            f"{f.name}: {_first_sentence(f.doc)}"
+            + (f" Default: {defaults[f.name].source}." if f.name in defaults else "")
+            for f in scalars
+        )
+    )
+    parts.append(
+        "feature_level: validate against this DirectML feature level (default: the highest). "
+        "An invalid desc raises dmlspec.InvalidOperator naming the constraint ids."
+        + (
+            f" donate=True lets the kernel reuse the buffer of {kernel.donate} (do not use that "
+            "array afterwards)."
+            if kernel.donate
+            else ""
+        )
+    )
+    example = _example(catalog, spec)
+    if example is not None:
+        parts.append(example)
+    return "\n\n".join(p for p in parts if p)
+
+
+def _example(catalog: Catalog, spec: OperatorSpec) -> str | None:
+    for example in spec.examples:
+        fields = example.valid_form.as_dict()
+        output = fields.get(spec.kernel.output)
+        if not isinstance(output, ExampleTensor) or output.values is None:
+            continue
+        args = []
+        for name, value in fields.items():
+            if name == spec.kernel.output:
+                continue
+            if isinstance(value, ExampleTensor):
+                dtype = catalog.common.data_type(value.data_type or "").numpy
+                args.append(f"{name}=np.array({_plain(value.values)}, np.{dtype})")
+            else:
+                args.append(f"{name}={value!r}")
+        return (
+            f"Example ({_title(example)}): called with "
+            + ", ".join(args)
+            + f", it returns {_plain(output.values)}."
+        )
+    return None
+
+
+def _title(example: Example) -> str:
+    return example.title or f"the documented example {example.id!r}"
+
+
+def _plain(values: object) -> str:
+    if isinstance(values, tuple):
+        return "[" + ", ".join(_plain(v) for v in values) + "]"
+    return repr(values)
+
+
+def render_kernels_package(catalog: Catalog) -> str:
+    modules = sorted(module_name(spec) for spec in catalog.operators)
+    lines = python_header(sorted(spec.path for spec in catalog.operators)).splitlines()
+    lines += docstring(
+        "Generated JAX kernels, one module per operator; KERNELS maps every DML_OPERATOR_* name "
+        "(aliases included) to its module.",
+        0,
+    )
+    lines += ["", "from __future__ import annotations", "", "from types import ModuleType", ""]
+    lines.append(f"from . import {', '.join(modules)}")
+    lines += ["", "KERNELS: dict[str, ModuleType] = {"]
+    for spec in sorted(catalog.operators, key=lambda s: s.name):
+        for operator_type in spec.operator_types:
+            lines.append(f"    {q(operator_type)}: {module_name(spec)},")
+    exported = ", ".join(q(name) for name in ["KERNELS", *modules])
+    lines += ["}", "", f"__all__ = [{exported}]"]
+    return "\n".join(lines) + "\n"
