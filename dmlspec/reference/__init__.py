@@ -1,0 +1,81 @@
+"""An independent NumPy reference of each operator, written from the DirectML pseudocode.
+
+Loops over coordinates, clarity first; it shares nothing with the JAX kernels but the data-type
+table. `run` follows the backend contract; `run_recording` also returns, for every output cell
+written more than once, the values written there (any of them is a correct result: the docs
+leave overlapping writes undefined).
+
+Where the docs leave a result undefined, the reference makes a plain choice: an index outside
+its dimension writes nothing (scatter) or reads zero (gather).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import Unsupported
+from .fill_value_sequence import fill_value_sequence
+from .gather_nd import gather_nd
+from .scatter_elements import scatter_elements
+from .scatter_nd import scatter_nd
+from .tensors import Writes, numpy_dtype, tensor_desc
+
+__all__ = ["Writes", "run", "run_recording"]
+
+_ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
+
+
+def _short_type(operator: Mapping[str, Any]) -> str:
+    name = str(operator.get("type", "")).removeprefix("DML_OPERATOR_")
+    return _ALIASES.get(name, name)
+
+
+def run_recording(
+    operator: Mapping[str, Any], inputs: Mapping[str, Any]
+) -> tuple[dict[str, np.ndarray], dict[str, Writes]]:
+    """Outputs by field name, and the cells written more than once with their values."""
+    desc = operator["desc"]
+    name = _short_type(operator)
+    writes: Writes = {}
+    if name == "SCATTER_ND":
+        output = scatter_nd(
+            np.asarray(inputs["InputTensor"]),
+            np.asarray(inputs["IndicesTensor"]),
+            np.asarray(inputs["UpdatesTensor"]),
+            desc["InputDimensionCount"],
+            desc["IndicesDimensionCount"],
+            writes,
+        )
+    elif name == "GATHER_ND":
+        output = gather_nd(
+            np.asarray(inputs["InputTensor"]),
+            np.asarray(inputs["IndicesTensor"]),
+            desc["InputDimensionCount"],
+            desc["IndicesDimensionCount"],
+            tensor_desc(desc["OutputTensor"])["Sizes"],
+        )
+    elif name == "SCATTER_ELEMENTS":
+        output = scatter_elements(
+            np.asarray(inputs["InputTensor"]),
+            np.asarray(inputs["IndicesTensor"]),
+            np.asarray(inputs["UpdatesTensor"]),
+            desc["Axis"],
+            writes,
+        )
+    elif name == "FILL_VALUE_SEQUENCE":
+        out = tensor_desc(desc["OutputTensor"])
+        output = fill_value_sequence(
+            out["Sizes"], numpy_dtype(out["DataType"]), desc["ValueStart"], desc["ValueDelta"]
+        )
+    else:
+        raise Unsupported(f"the NumPy reference has no {operator.get('type')!r}")
+    collisions = {cell: values for cell, values in writes.items() if len(values) > 1}
+    return {"OutputTensor": output}, {"OutputTensor": collisions} if collisions else {}
+
+
+def run(operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The backend contract: operator JSON and inputs by field name -> outputs by field name."""
+    return run_recording(operator, inputs)[0]
