@@ -1,0 +1,106 @@
+"""Backends: anything that runs operator JSON (see ARCHITECTURE.md, "Backend contract").
+
+A backend has `name`, `feature_level` (the highest DirectML level it claims), optionally
+`validates` (True if it rejects invalid operators itself), and
+`run(operator, inputs) -> outputs`; it raises dmlspec.Unsupported for a case it does not
+implement and dmlspec.InvalidOperator for an operator it rejects.
+
+Backends are chosen by name (`jax`, `numpy`), by `module:attr` (a class is instantiated with
+no arguments), by packages under the entry-point group `dmlspec.backends`, or by the
+environment variable DMLSPEC_BACKEND.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Backend", "JaxBackend", "NumpyBackend", "builtin_backends", "load_backend"]
+
+ENTRY_POINT_GROUP = "dmlspec.backends"
+ENVIRONMENT_VARIABLE = "DMLSPEC_BACKEND"
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    feature_level: str
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> Mapping[str, Any]: ...
+
+
+def _highest_level() -> str:
+    from dmlspec_generated.validators.common import FEATURE_LEVELS
+
+    level: str = FEATURE_LEVELS[-1]
+    return level
+
+
+class JaxBackend:
+    """dmlspec's own JAX kernels; they validate every desc before running it."""
+
+    name = "jax"
+    validates = True
+
+    def __init__(self, feature_level: str | None = None) -> None:
+        self.feature_level = feature_level or _highest_level()
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        from . import ops
+
+        return ops.run(operator, inputs, self.feature_level)
+
+
+class NumpyBackend:
+    """The independent NumPy reference (the suites' oracle); it does not validate."""
+
+    name = "numpy"
+    validates = False
+
+    def __init__(self, feature_level: str | None = None) -> None:
+        self.feature_level = feature_level or _highest_level()
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        from . import reference
+
+        return reference.run(operator, inputs)
+
+
+def builtin_backends() -> dict[str, Callable[[], Any]]:
+    return {"jax": JaxBackend, "numpy": NumpyBackend}
+
+
+def load_backend(name: str | None = None) -> Any:
+    """The backend called `name` (default: $DMLSPEC_BACKEND, else jax)."""
+    chosen = name or os.environ.get(ENVIRONMENT_VARIABLE) or "jax"
+    factory: Any
+    if chosen in builtin_backends():
+        factory = builtin_backends()[chosen]
+    elif ":" in chosen:
+        module_name, _, attribute = chosen.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            raise ValueError(f"cannot load backend {chosen!r}: {error}") from None
+    else:
+        found = [e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == chosen]
+        if not found:
+            known = sorted(
+                [*builtin_backends(), *(e.name for e in entry_points(group=ENTRY_POINT_GROUP))]
+            )
+            raise ValueError(
+                f"unknown backend {chosen!r}: use one of {', '.join(known)} or module:attr"
+            )
+        factory = found[0].load()
+    backend = factory() if isinstance(factory, type) else factory
+    missing = [a for a in ("name", "feature_level", "run") if not hasattr(backend, a)]
+    if missing:
+        raise ValueError(
+            f"backend {chosen!r} lacks {', '.join(missing)} (see the backend contract)"
+        )
+    return backend

@@ -1,0 +1,62 @@
+"""Compare an output with the expected one by the spec's rule.
+
+exact: bitwise equality (so NaN payloads and negative zero count), dtype and shape included.
+ulp:   |actual - expected| <= max_ulps * ULP(scale) in the output type, where `expected` is the
+       exact value rounded to the output type and `scale` the spec's ulp_scale; infinities and
+       NaN must match exactly.
+Cells the spec leaves undefined are skipped by the caller (pass a mask).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Mismatch", "exact_mismatches", "ulp_mismatches"]
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    index: tuple[int, ...]
+    expected: Any
+    actual: Any
+
+    def __str__(self) -> str:
+        return f"at {list(self.index)}: expected {self.expected!r}, got {self.actual!r}"
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(array).view(f"u{array.dtype.itemsize}")
+
+
+def exact_mismatches(
+    expected: np.ndarray, actual: np.ndarray, defined: np.ndarray | None = None, limit: int = 5
+) -> list[Mismatch]:
+    """Cells (where `defined`) whose bits differ; the first `limit` of them."""
+    differ = _bits(expected) != _bits(actual)
+    if defined is not None:
+        differ &= defined
+    cells = np.argwhere(differ)[:limit]
+    return [Mismatch(tuple(int(i) for i in c), expected[tuple(c)], actual[tuple(c)]) for c in cells]
+
+
+def ulp_mismatches(
+    expected: np.ndarray,
+    actual: np.ndarray,
+    scale: np.ndarray,
+    max_ulps: int,
+    defined: np.ndarray | None = None,
+    limit: int = 5,
+) -> list[Mismatch]:
+    """Cells farther than max_ulps ULPs (of `scale`, in the output type) from `expected`."""
+    dtype = actual.dtype
+    unit = np.spacing(np.abs(scale).astype(dtype)).astype(np.float64)
+    gap = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    finite = np.isfinite(expected) & np.isfinite(actual)
+    bad = np.where(finite, gap > max_ulps * unit, _bits(expected) != _bits(actual))
+    if defined is not None:
+        bad &= defined
+    cells = np.argwhere(bad)[:limit]
+    return [Mismatch(tuple(int(i) for i in c), expected[tuple(c)], actual[tuple(c)]) for c in cells]
