@@ -1,0 +1,378 @@
+"""The JAX kernels (dmlspec.ops) against the documented examples and the NumPy reference."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dmlspec import InvalidOperator, Unsupported, load_catalog, ops, reference
+from dmlspec.backends import JaxBackend, NumpyBackend, load_backend
+from dmlspec.compare import exact_mismatches, ulp_mismatches
+from dmlspec.kernels.runtime import trace_count
+from dmlspec.model import ExampleTensor, OperatorSpec
+
+CATALOG = load_catalog()
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def numpy_type(data_type: str) -> np.dtype[Any]:
+    return np.dtype(CATALOG.common.data_type(data_type).numpy)
+
+
+def highest_row(name: str, tensor: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    row = CATALOG.operator(name).support[-1].tensor(tensor)
+    return row.dimension_counts, row.data_types
+
+
+def example_case(
+    spec: OperatorSpec, fields: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    desc = {k: v.to_json() if isinstance(v, ExampleTensor) else v for k, v in fields.items()}
+    for tensor in desc.values():
+        if isinstance(tensor, dict):
+            tensor.pop("Values", None)
+    inputs = {
+        name: np.array(value.values, dtype=numpy_type(value.data_type or ""))
+        for name, value in fields.items()
+        if isinstance(value, ExampleTensor) and name != spec.kernel.output
+    }
+    expected = fields[spec.kernel.output]
+    assert isinstance(expected, ExampleTensor)
+    return {"type": spec.operator_type, "desc": desc}, inputs, expected
+
+
+EXAMPLES = [
+    (spec.name, example.id)
+    for spec in CATALOG.operators
+    for example in spec.examples
+    if isinstance(example.valid_form.as_dict().get(spec.kernel.output), ExampleTensor)
+    and example.valid_form.as_dict()[spec.kernel.output].values is not None  # type: ignore[union-attr]
+]
+
+
+def assert_allowed(
+    expected: np.ndarray, actual: np.ndarray, collisions: dict[tuple[int, ...], list[Any]]
+) -> None:
+    """Bitwise equal, except where writes collided: there, one of the colliding values."""
+    defined = np.ones(expected.shape, dtype=bool)
+    flat_actual = actual.reshape(-1)
+    for (cell,), values in collisions.items():
+        defined.reshape(-1)[cell] = False
+        allowed = {np.asarray(v, dtype=actual.dtype).tobytes() for v in values}
+        assert flat_actual[cell].tobytes() in allowed, (cell, flat_actual[cell], values)
+    mismatches = exact_mismatches(expected, actual, defined)
+    assert not mismatches, [str(m) for m in mismatches]
+
+
+@pytest.mark.parametrize(("name", "example_id"), EXAMPLES)
+def test_documented_examples_give_the_documented_output(name: str, example_id: str) -> None:
+    spec = CATALOG.operator(name)
+    example = next(e for e in spec.examples if e.id == example_id)
+    operator, inputs, expected = example_case(spec, example.valid_form.as_dict())
+    documented = np.array(expected.values, dtype=numpy_type(expected.data_type or ""))
+    from_reference, collisions = reference.run_recording(operator, inputs)
+    from_jax = ops.run(operator, inputs)
+    for result in (from_reference, from_jax):
+        output = result[spec.kernel.output]
+        assert output.dtype == documented.dtype and output.shape == documented.shape
+        assert_allowed(documented, output, collisions.get(spec.kernel.output, {}))
+
+
+def test_scatter_example_with_overlapping_writes_accepts_either_write() -> None:
+    spec = CATALOG.operator("SCATTER")
+    example = next(e for e in spec.examples if e.id == "example_1_1d_scatter")
+    operator, inputs, _ = example_case(spec, example.valid_form.as_dict())
+    _, collisions = reference.run_recording(operator, inputs)
+    assert collisions == {"OutputTensor": {(3,): [5.0, 7.0]}}
+    for winner in (5.0, 7.0):  # a backend resolving the overlap either way is correct
+        output = np.array([8, 6, 2, winner, 4], dtype=np.float32)
+        assert_allowed(np.array([8, 6, 2, 7, 4], np.float32), output, collisions["OutputTensor"])
+    with pytest.raises(AssertionError):
+        assert_allowed(
+            np.array([8, 6, 2, 7, 4], np.float32),
+            np.array([8, 6, 2, 6, 4], np.float32),
+            collisions["OutputTensor"],
+        )
+
+
+def test_ops_functions_use_full_dimension_counts_by_default() -> None:
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    picked = ops.gather_nd(x, np.array([[1, 2], [0, 0]], np.int64))
+    # Two 2-coordinate tuples: output sizes [2] + [] right-aligned to rank 2, i.e. [1, 2].
+    assert np.asarray(picked).tolist() == [[5, 0]]
+    assert ops.scatter is ops.scatter_elements
+
+
+def test_invalid_desc_raises_with_constraint_ids_before_tracing() -> None:
+    before = trace_count()
+    with pytest.raises(InvalidOperator) as raised:
+        ops.scatter_nd(
+            np.zeros((2, 3), np.float32), np.zeros((4, 1), np.uint32), np.zeros((2, 3), np.float32)
+        )
+    assert raised.value.constraint_ids == ("SCATTER_ND.C8",)
+    assert "UpdatesTensor.Sizes = [2, 3]; ExpectedUpdatesSizes = [1, 4]" in str(raised.value) or (
+        "ExpectedUpdatesSizes = [4, 3]" in str(raised.value)
+    )
+    with pytest.raises(InvalidOperator, match=r"SUPPORT\.data_type"):
+        ops.scatter_elements(
+            np.zeros(3, np.float32), np.zeros(3, np.int16), np.zeros(3, np.float32)
+        )
+    with pytest.raises(InvalidOperator, match="no DirectML data type"):
+        ops.scatter_elements(
+            np.zeros(3, np.complex64), np.zeros(3, np.int32), np.zeros(3, np.complex64)
+        )
+    assert trace_count() == before
+
+
+def test_a_repeated_call_does_not_retrace() -> None:
+    x = np.zeros((3, 7), np.float32)
+    indices = np.array([[0, 1, 2]], np.uint32)
+    updates = np.ones((1, 7), np.float32)
+    ops.scatter_elements(x, indices.T.repeat(7, axis=1)[:1], updates, Axis=0)
+    after_first = trace_count()
+    for value in (2.0, 3.0):
+        ops.scatter_elements(x, indices.T.repeat(7, axis=1)[:1], updates * value, Axis=0)
+    assert trace_count() == after_first
+
+
+def test_donated_input_gives_the_same_result() -> None:
+    x = jax.numpy.arange(8, dtype=jax.numpy.float32).reshape(1, 8)
+    indices = np.array([[4], [3]], np.uint32)
+    updates = np.array([[9, 10]], np.float32)
+    kept = ops.scatter_nd(np.asarray(x), indices, updates, InputDimensionCount=1)
+    given = ops.scatter_nd(x, indices, updates, InputDimensionCount=1, donate=True)
+    assert np.asarray(given).tolist() == np.asarray(kept).tolist()
+
+
+def test_64_bit_values_are_exact_without_a_global_flag() -> None:
+    big = np.array([2**63 + 7, 2**40 + 3, 1], dtype=np.uint64)
+    moved = ops.scatter_elements(
+        big, np.array([2, 0], np.uint64), np.array([2**64 - 1, 2**33], np.uint64)
+    )
+    assert np.asarray(moved).dtype == np.uint64
+    assert np.asarray(moved).tolist() == [2**33, 2**40 + 3, 2**64 - 1]
+    sequence = ops.fill_value_sequence(
+        OutputTensor={"DataType": "INT64", "Sizes": [3]}, ValueStart=-(2**62), ValueDelta=2**61
+    )
+    assert np.asarray(sequence).tolist() == [-(2**62), -(2**61), 0]
+    assert jax.numpy.arange(2).dtype == np.int32  # the user's defaults are untouched
+
+
+def test_out_of_range_indices_do_not_crash_or_write_out_of_bounds() -> None:
+    data = np.arange(4, dtype=np.float32)
+    result = ops.scatter_elements(
+        data, np.array([2**63 + 1, 1], np.uint64), np.array([9, 8], np.float32)
+    )
+    assert np.asarray(result).tolist() == [0, 8, 2, 3]  # the out-of-range write is dropped
+    gathered = ops.gather_nd(data.reshape(4, 1), np.array([[7], [-9], [2]], np.int32))
+    assert np.asarray(gathered).shape == (3, 1)
+
+
+def test_backends_follow_the_contract() -> None:
+    assert isinstance(load_backend("jax"), JaxBackend) and load_backend("jax").validates
+    assert isinstance(load_backend("numpy"), NumpyBackend) and not load_backend("numpy").validates
+    assert load_backend("dmlspec.backends:NumpyBackend").name == "numpy"
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        load_backend("nope")
+    with pytest.raises(Unsupported):
+        ops.run({"type": "DML_OPERATOR_GEMM", "desc": {}}, {})
+
+
+# -- property tests: JAX against the reference --------------------------------------------
+
+
+def values(dtype: np.dtype[Any], shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
+    """Data covering the type's edges: min/max, and for floats NaN, infinities and -0.0."""
+    if dtype.kind == "f":
+        elements = st.floats(width=dtype.itemsize * 8, allow_nan=True, allow_infinity=True)
+    else:
+        info = np.iinfo(dtype)
+        elements = st.one_of(
+            st.integers(int(info.min), int(info.max)),
+            st.sampled_from([int(info.min), int(info.max), 0]),
+        )
+    return hnp.arrays(dtype, shape, elements=elements)
+
+
+def in_range(
+    dtype: np.dtype[Any], bounds: list[int], shape: tuple[int, ...], data: st.DataObject
+) -> np.ndarray:
+    """Index values inside their dimension; negative ones too for signed types."""
+    flat = []
+    for _ in range(math.prod(shape[:-1]) if shape else 1):
+        for bound in bounds:
+            low = -bound if dtype.kind == "i" else 0
+            flat.append(data.draw(st.integers(low, bound - 1)))
+    return np.array(flat, dtype=dtype).reshape(shape)
+
+
+def nd_case(data: st.DataObject, name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    counts, data_types = highest_row(name, "InputTensor")
+    _, index_types = highest_row(name, "IndicesTensor")
+    rank = data.draw(st.sampled_from([c for c in counts if c <= 5]))
+    meaningful = data.draw(st.integers(1, rank))
+    input_sizes = [data.draw(st.integers(1, 4)) for _ in range(meaningful)]
+    q = data.draw(st.integers(1, meaningful))
+    index_count = data.draw(st.integers(1, rank))
+    batch = [data.draw(st.integers(1, 3)) for _ in range(index_count - 1)]
+    tail = batch + input_sizes[q:]
+    if len(tail) > rank:
+        tail = tail[len(tail) - rank :] if all(s == 1 for s in tail[: len(tail) - rank]) else None
+    from hypothesis import assume
+
+    assume(tail is not None and len(batch) + len(input_sizes[q:]) <= rank)
+    dtype = numpy_type(data.draw(st.sampled_from(data_types)))
+    index_dtype = numpy_type(data.draw(st.sampled_from(index_types)))
+    pad = lambda sizes: [1] * (rank - len(sizes)) + list(sizes)  # noqa: E731
+    input_shape = tuple(pad(input_sizes))
+    indices_shape = tuple(pad([*batch, q]))
+    inputs = {
+        "InputTensor": data.draw(values(dtype, input_shape)),
+        "IndicesTensor": in_range(index_dtype, input_sizes[:q], indices_shape, data),
+    }
+    desc: dict[str, Any] = {
+        "InputTensor": {"DataType": dtype.name.upper(), "Sizes": list(input_shape)},
+        "IndicesTensor": {"DataType": index_dtype.name.upper(), "Sizes": list(indices_shape)},
+        "InputDimensionCount": meaningful,
+        "IndicesDimensionCount": index_count,
+    }
+    derived = pad(batch + input_sizes[q:])
+    if name == "SCATTER_ND":
+        inputs["UpdatesTensor"] = data.draw(values(dtype, tuple(derived)))
+        desc["UpdatesTensor"] = {"DataType": dtype.name.upper(), "Sizes": derived}
+        desc["OutputTensor"] = {"DataType": dtype.name.upper(), "Sizes": list(input_shape)}
+    else:
+        desc["OutputTensor"] = {"DataType": dtype.name.upper(), "Sizes": derived}
+    return {"type": f"DML_OPERATOR_{name}", "desc": desc}, inputs
+
+
+def elements_case(data: st.DataObject) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    counts, data_types = highest_row("SCATTER_ELEMENTS", "InputTensor")
+    _, index_types = highest_row("SCATTER_ELEMENTS", "IndicesTensor")
+    rank = data.draw(st.sampled_from([c for c in counts if c <= 4]))
+    input_sizes = [data.draw(st.integers(1, 4)) for _ in range(rank)]
+    axis = data.draw(st.integers(0, rank - 1))
+    index_sizes = list(input_sizes)
+    index_sizes[axis] = data.draw(st.integers(1, 4))
+    dtype = numpy_type(data.draw(st.sampled_from(data_types)))
+    index_dtype = numpy_type(data.draw(st.sampled_from(index_types)))
+    bound = input_sizes[axis]
+    low = -bound if index_dtype.kind == "i" else 0
+    indices = hnp.arrays(index_dtype, tuple(index_sizes), elements=st.integers(low, bound - 1))
+    inputs = {
+        "InputTensor": data.draw(values(dtype, tuple(input_sizes))),
+        "IndicesTensor": data.draw(indices),
+        "UpdatesTensor": data.draw(values(dtype, tuple(index_sizes))),
+    }
+    name = dtype.name.upper()
+    desc = {
+        "InputTensor": {"DataType": name, "Sizes": input_sizes},
+        "IndicesTensor": {"DataType": index_dtype.name.upper(), "Sizes": index_sizes},
+        "UpdatesTensor": {"DataType": name, "Sizes": index_sizes},
+        "OutputTensor": {"DataType": name, "Sizes": input_sizes},
+        "Axis": axis,
+    }
+    return {
+        "type": data.draw(st.sampled_from(["SCATTER", "DML_OPERATOR_SCATTER_ELEMENTS"])),
+        "desc": desc,
+    }, inputs
+
+
+@PROPERTY
+@given(data=st.data(), name=st.sampled_from(["SCATTER_ND", "GATHER_ND", "SCATTER_ELEMENTS"]))
+def test_data_movement_matches_the_reference(data: st.DataObject, name: str) -> None:
+    operator, inputs = elements_case(data) if name == "SCATTER_ELEMENTS" else nd_case(data, name)
+    expected, collisions = reference.run_recording(operator, inputs)
+    actual = ops.run(operator, inputs)["OutputTensor"]
+    assert actual.dtype == expected["OutputTensor"].dtype
+    assert actual.shape == expected["OutputTensor"].shape
+    assert_allowed(expected["OutputTensor"], actual, collisions.get("OutputTensor", {}))
+
+
+@PROPERTY
+@given(data=st.data())
+def test_integer_fill_wraps_like_the_reference(data: st.DataObject) -> None:
+    _, data_types = highest_row("FILL_VALUE_SEQUENCE", "OutputTensor")
+    name = data.draw(st.sampled_from([t for t in data_types if numpy_type(t).kind in "iu"]))
+    sizes = data.draw(st.lists(st.integers(1, 40), min_size=1, max_size=3))
+    start, delta = data.draw(st.integers(-(2**70), 2**70)), data.draw(st.integers(-(2**70), 2**70))
+    operator = {
+        "type": "FILL_VALUE_SEQUENCE",
+        "desc": {
+            "OutputTensor": {"DataType": name, "Sizes": sizes},
+            "ValueDataType": name,
+            "ValueStart": start,
+            "ValueDelta": delta,
+        },
+    }
+    expected = reference.run(operator, {})["OutputTensor"]
+    actual = ops.run(operator, {})["OutputTensor"]
+    assert not exact_mismatches(expected, actual)
+
+
+@PROPERTY
+@given(
+    data_type=st.sampled_from(["FLOAT16", "FLOAT32"]),
+    count=st.integers(1, 5000),
+    start=st.sampled_from([0.0, 0.1, -3.3, 1e4, 2.5e-3]),
+    delta=st.sampled_from([0.1, 1 / 3, -0.7, 1e-3, 2.5]),
+)
+def test_float_fill_stays_within_the_spec_tolerance(
+    data_type: str, count: int, start: float, delta: float
+) -> None:
+    spec = CATALOG.operator("FILL_VALUE_SEQUENCE")
+    rule = spec.semantics.comparison_for("OutputTensor", "float")
+    operator = {
+        "type": "FILL_VALUE_SEQUENCE",
+        "desc": {
+            "OutputTensor": {"DataType": data_type, "Sizes": [count]},
+            "ValueDataType": data_type,
+            "ValueStart": start,
+            "ValueDelta": delta,
+        },
+    }
+    actual = ops.run(operator, {})["OutputTensor"]
+    expected = reference.run(operator, {})["OutputTensor"]
+    dtype = numpy_type(data_type)
+    held_start = Fraction(float(np.array(start).astype(dtype)))
+    held_delta = Fraction(float(np.array(delta).astype(dtype)))
+    scale = np.array([float(max(abs(held_start), abs(k * held_delta))) for k in range(count)])
+    assert rule.max_ulps is not None
+    mismatches = ulp_mismatches(expected, actual, scale, rule.max_ulps)
+    assert not mismatches, [str(m) for m in mismatches]
+
+
+def test_a_running_sum_would_fail_the_tolerance() -> None:
+    """The ULP rule is strict enough to catch the pseudocode's Value += Delta taken literally."""
+    spec = CATALOG.operator("FILL_VALUE_SEQUENCE")
+    rule = spec.semantics.comparison_for("OutputTensor", "float")
+    count, delta = 5000, np.float32(0.1)
+    accumulated = np.empty(count, np.float32)
+    value = np.float32(0)
+    for k in range(count):
+        accumulated[k] = value
+        value = np.float32(value + delta)
+    operator = {
+        "type": "FILL_VALUE_SEQUENCE",
+        "desc": {
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [count]},
+            "ValueDataType": "FLOAT32",
+            "ValueStart": 0,
+            "ValueDelta": 0.1,
+        },
+    }
+    expected = reference.run(operator, {})["OutputTensor"]
+    scale = np.abs(np.arange(count) * float(delta))
+    assert rule.max_ulps is not None
+    assert ulp_mismatches(expected, accumulated, scale, rule.max_ulps)
+    assert not ulp_mismatches(
+        expected, np.asarray(ops.run(operator, {})["OutputTensor"]), scale, rule.max_ulps
+    )
