@@ -1,0 +1,1 @@
+"""Conformance suites: spec-driven test cases, checks by the spec's rules, the pytest plugin."""

@@ -1,0 +1,340 @@
+"""Spec-driven test cases: valid descs and input data, drawn from a seed.
+
+Nothing here is written per operator. Free values are drawn (data types and ranks from the
+support row, sizes, numeric fields within their documented range); dependent values are
+derived from the spec's own equalities (`derive_members`); index data is drawn within the
+bounds the spec's `requires` constraints state; a desc is kept when the generated validator
+accepts it. The same seed always gives the same case, so a failure can be rerun by itself.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..binding import bind_desc, derive_members
+from ..expr import Absent, ExpressionError, nodes
+from ..expr.solve import derivations, target_of
+from ..model import Catalog, OperatorSpec, SupportRow
+from ..validation import validate_operator
+
+__all__ = ["Case", "CellChoice", "draw_case", "draw_desc", "draw_inputs", "type_groups"]
+
+ATTEMPTS = 400
+
+
+@dataclass(frozen=True)
+class CellChoice:
+    """Force one support-table cell: `tensor` gets this data type or this rank."""
+
+    tensor: str
+    kind: str  # "data_type" or "rank"
+    value: str | int
+
+
+@dataclass(frozen=True)
+class Case:
+    operator: dict[str, Any]
+    inputs: dict[str, np.ndarray]
+    feature_level: str
+    seed: int
+
+    def describe(self, limit: int = 20) -> str:
+        """The case as text to rerun it: operator JSON and (small) inputs."""
+        import json
+
+        lines = [
+            f"seed {self.seed} at feature level {self.feature_level}",
+            json.dumps(self.operator),
+        ]
+        for name, array in self.inputs.items():
+            shown = array.reshape(-1)[:limit].tolist()
+            more = " ..." if array.size > limit else ""
+            lines.append(f"{name} {array.dtype}{list(array.shape)}: {shown}{more}")
+        return "\n".join(lines)
+
+
+def _slot_kinds(spec: OperatorSpec) -> dict[str, str]:
+    return {f.name: f.kind for f in spec.fields}
+
+
+def type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
+    """Slots the spec's equalities tie together: member "DataType" groups the tensors' data
+    types (and data_type fields such as ValueDataType); "DimensionCount" groups ranks."""
+    kinds = _slot_kinds(spec)
+
+    def is_slot(name: str | None) -> bool:
+        if name is None:
+            return False
+        return name.endswith(f".{member}") or (
+            member == "DataType" and kinds.get(name) == "data_type"
+        )
+
+    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    links = [
+        (d.target, target_of(d.expr))
+        for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
+        if is_slot(d.target) and is_slot(target_of(d.expr))
+    ]
+    groups = [{f"{t.name}.{member}"} for t in spec.tensor_fields]
+    if member == "DataType":
+        groups += [{f.name} for f in spec.fields if f.kind == "data_type"]
+    for a, b in links:
+        first = next(g for g in groups if a in g)
+        second = next(g for g in groups if b in g)
+        if first is not second:
+            first |= second
+            groups.remove(second)
+    return groups
+
+
+def _choose_types(
+    spec: OperatorSpec, row: SupportRow, force: CellChoice | None, rng: random.Random
+) -> dict[str, str]:
+    chosen: dict[str, str] = {}
+    for group in type_groups(spec, "DataType"):
+        tensors = [s.partition(".")[0] for s in group if s.endswith(".DataType")]
+        allowed = (
+            set.intersection(*(set(row.tensor(t).data_types) for t in tensors))
+            if tensors
+            else set()
+        )
+        if force and force.kind == "data_type" and force.tensor in tensors:
+            allowed &= {str(force.value)}
+        if not allowed:
+            raise LookupError("no data type fits every tensor of a group")
+        value = rng.choice(sorted(allowed))
+        chosen.update({s: value for s in group})
+    return chosen
+
+
+def _choose_ranks(
+    spec: OperatorSpec, row: SupportRow, force: CellChoice | None, rng: random.Random, max_rank: int
+) -> dict[str, int]:
+    chosen: dict[str, int] = {}
+    for group in type_groups(spec, "DimensionCount"):
+        tensors = [s.partition(".")[0] for s in group]
+        allowed = set.intersection(*(set(row.tensor(t).dimension_counts) for t in tensors))
+        if force and force.kind == "rank" and force.tensor in tensors:
+            allowed &= {int(force.value)}
+        else:
+            allowed = {r for r in allowed if r <= max_rank} or allowed
+        if not allowed:
+            raise LookupError("no rank fits every tensor of a group")
+        value = rng.choice(sorted(allowed))
+        chosen.update({t: value for t in tensors})
+    return chosen
+
+
+def _draw_size(rng: random.Random) -> int:
+    return 1 if rng.random() < 0.45 else rng.randint(2, 5)
+
+
+def _scalar(kind: str, data_type: str | None, catalog: Catalog, rng: random.Random) -> int | float:
+    if data_type is not None and catalog.common.data_type(data_type).kind == "float":
+        floats: list[float] = [0.0, 1.0, -2.5, 0.1, 1 / 3, -0.7, 1e3, 3.2, 1.5e-3]
+        return rng.choice(floats)
+    bits = catalog.common.data_type(data_type).bits if data_type else 32
+    integers: list[int] = [
+        0,
+        1,
+        -1,
+        2,
+        10,
+        -2,
+        2 ** (bits - 1) - 1,
+        -(2 ** (bits - 1)),
+        2**bits + 3,
+    ]
+    return rng.choice(integers)
+
+
+def draw_desc(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    level: str,
+    rng: random.Random,
+    force: CellChoice | None = None,
+    max_rank: int = 4,
+) -> dict[str, Any]:
+    """A desc valid at `level`; raises LookupError if none was found."""
+    row = catalog.support_row_at(spec, level)
+    if row is None:
+        raise LookupError(f"{spec.name} does not exist at {level}")
+    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    derivable = {
+        d.target for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
+    }
+    for _ in range(ATTEMPTS):
+        types = _choose_types(spec, row, force, rng)
+        ranks = _choose_ranks(spec, row, force, rng, max_rank)
+        desc: dict[str, Any] = {}
+        for tensor in spec.tensor_fields:
+            entry: dict[str, Any] = {"DataType": types[f"{tensor.name}.DataType"]}
+            if f"{tensor.name}.Sizes" not in derivable:
+                entry["Sizes"] = [_draw_size(rng) for _ in range(ranks[tensor.name])]
+            desc[tensor.name] = entry
+        for field in spec.fields:
+            if field.kind == "data_type":
+                desc[field.name] = types[field.name]
+        for field in spec.fields:
+            if field.kind in ("uint", "int"):
+                desc[field.name] = _draw_in_range(catalog, spec, desc, field.name, ranks, rng)
+            elif field.kind == "scalar_union":
+                desc[field.name] = _scalar(
+                    field.kind, desc.get(field.value_type_field or ""), catalog, rng
+                )
+        wanted = [f"{t.name}.Sizes" for t in spec.tensor_fields if "Sizes" not in desc[t.name]]
+        free = {k: v for k, v in desc.items()}
+        for name in wanted:
+            free.pop(name.partition(".")[0])
+        try:
+            derived = derive_members(catalog.common, spec, free, wanted) if wanted else {}
+        except (ValueError, ExpressionError, LookupError, TypeError):
+            continue
+        for target, value in derived.items():
+            owner, _, member = target.partition(".")
+            desc[owner][member] = value
+        operator = {"type": spec.operator_type, "desc": desc}
+        if validate_operator(operator, level).valid:
+            return operator
+    raise LookupError(f"no valid {spec.name} desc found at {level} for {force}")
+
+
+def _draw_in_range(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    desc: dict[str, Any],
+    name: str,
+    ranks: Mapping[str, int],
+    rng: random.Random,
+) -> int:
+    field = spec.field(name)
+    if field.range is not None:
+        partial = {
+            k: (dict(v, Sizes=v.get("Sizes", [1] * ranks.get(k, 1))) if isinstance(v, dict) else v)
+            for k, v in desc.items()
+        }
+        env = bind_desc(catalog.common, spec, partial)
+        try:
+            low = int(field.range.min.evaluate(env))  # type: ignore[call-overload]
+            high = int(field.range.max.evaluate(env))  # type: ignore[call-overload]
+        except (Absent, ExpressionError, TypeError):
+            return rng.randint(0, 4)
+        high = high - 1 if field.range.max_exclusive else high
+        return rng.randint(low, max(low, high))
+    return rng.randint(0, 4)
+
+
+def _index_bounds(
+    catalog: Catalog, spec: OperatorSpec, operator: Mapping[str, Any]
+) -> dict[str, Any]:
+    """For each tensor a requires constraint bounds with in_bounds(T.Values, B): B."""
+    env = bind_desc(catalog.common, spec, operator["desc"])
+    bounds: dict[str, Any] = {}
+    for constraint in spec.constraints:
+        for node in nodes.walk(constraint.expr.tree):
+            match node:
+                case nodes.Call(
+                    func="in_bounds",
+                    args=(nodes.Member(obj=nodes.Name(id=tensor), member="Values"), bound),
+                ):
+                    try:
+                        bounds[tensor] = env_value(bound, env)
+                    except (Absent, ExpressionError):
+                        continue
+    return bounds
+
+
+def env_value(node: nodes.Node, env: Any) -> Any:
+    from ..expr.evaluate import evaluate
+
+    return evaluate(node, env, "")
+
+
+def _edge_values(dtype: np.dtype[Any], count: int, rng: random.Random) -> np.ndarray:
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        edges = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            float(info.max),
+            float(-info.max),
+            float(info.tiny),
+            np.inf,
+            -np.inf,
+            np.nan,
+            0.1,
+            3.5,
+        ]
+        values = [
+            rng.choice(edges) if rng.random() < 0.3 else rng.uniform(-100, 100)
+            for _ in range(count)
+        ]
+        return np.array(values, dtype=np.float64).astype(dtype)
+    limits = np.iinfo(dtype)
+    low, high = int(limits.min), int(limits.max)
+    extremes = [low, high, 0, 1, -1 if low < 0 else 2, high // 2 + 1]
+    values = [
+        rng.choice(extremes) if rng.random() < 0.3 else rng.randint(low, high) for _ in range(count)
+    ]
+    return np.array(values, dtype=object).astype(dtype)
+
+
+def draw_inputs(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    operator: Mapping[str, Any],
+    rng: random.Random,
+    unique_targets: bool = False,
+) -> dict[str, np.ndarray]:
+    """Input data: index tensors within the bounds the spec's requires constraints state (negative
+    values for signed types too); other data with edge values (extremes, NaN, infinities, -0)."""
+    from ..validation import check_requires
+
+    bounds = _index_bounds(catalog, spec, operator)
+    desc = operator["desc"]
+    for _ in range(50):
+        inputs: dict[str, np.ndarray] = {}
+        for field in spec.tensor_fields:
+            if field.is_output:
+                continue
+            tensor = desc[field.name]
+            dtype = np.dtype(catalog.common.data_type(tensor["DataType"]).numpy)
+            shape = tuple(tensor["Sizes"])
+            count = int(np.prod(shape)) if shape else 1
+            if field.name in bounds:
+                bound = bounds[field.name]
+                per_axis = (
+                    bound if isinstance(bound, list) else [bound] * (shape[-1] if shape else 1)
+                )
+                flat = []
+                for i in range(count):
+                    limit = per_axis[i % len(per_axis)] if isinstance(bound, list) else bound
+                    low = -limit if dtype.kind == "i" else 0
+                    flat.append(rng.randint(low, limit - 1))
+                inputs[field.name] = np.array(flat, dtype=object).astype(dtype).reshape(shape)
+            else:
+                inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
+        if not unique_targets or check_requires(operator, inputs).satisfied:
+            return inputs
+    return inputs
+
+
+def draw_case(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    level: str,
+    seed: int,
+    force: CellChoice | None = None,
+) -> Case:
+    rng = random.Random(seed)
+    operator = draw_desc(catalog, spec, level, rng, force)
+    inputs = draw_inputs(catalog, spec, operator, rng, unique_targets=rng.random() < 0.5)
+    return Case(operator, inputs, level, seed)

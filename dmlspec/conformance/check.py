@@ -1,0 +1,94 @@
+"""Run one case on a backend and judge the result by the spec's rules.
+
+The NumPy reference gives the expected output; the spec's requires constraints say which
+cells are undefined (skipped) and, for overlapping writes, which values are allowed (any of
+the colliding updates). A backend that raises anything but Unsupported or InvalidOperator,
+or returns the wrong outputs, shapes or dtypes, fails the case with a clear message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import reference
+from ..binding import bind_desc
+from ..compare import exact_mismatches, ulp_mismatches
+from ..errors import InvalidOperator, Unsupported
+from ..model import Catalog, OperatorSpec
+from ..validation import check_requires
+from .cases import Case
+
+__all__ = ["CaseFailure", "run_case"]
+
+
+class CaseFailure(AssertionError):
+    """A conformance failure, with everything needed to rerun the case."""
+
+
+def _fail(case: Case, what: str) -> CaseFailure:
+    return CaseFailure(f"{what}\n--- case ---\n{case.describe()}")
+
+
+def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> None:
+    """Raise CaseFailure unless the backend's outputs match the reference where defined.
+
+    Raises Unsupported when the backend does not implement the case (a skip, never a pass)."""
+    expected, collisions = reference.run_recording(case.operator, case.inputs)
+    requires = check_requires(case.operator, case.inputs, case.feature_level)
+    try:
+        actual = backend.run(case.operator, {k: v.copy() for k, v in case.inputs.items()})
+    except Unsupported:
+        raise
+    except InvalidOperator as error:
+        raise _fail(case, f"{backend.name} rejected a valid {spec.name} desc: {error}") from None
+    except Exception as error:  # a backend's own bug must fail the case, not the run
+        raise _fail(case, f"{backend.name} raised {type(error).__name__}: {error}") from None
+    if not isinstance(actual, Mapping) or set(actual) != set(expected):
+        returned = sorted(actual) if isinstance(actual, Mapping) else type(actual).__name__
+        raise _fail(case, f"{backend.name} must return outputs {sorted(expected)}; got {returned}")
+    for name, want in expected.items():
+        got = np.asarray(actual[name])
+        if got.dtype != want.dtype or got.shape != want.shape:
+            raise _fail(
+                case,
+                f"{name} must be {want.dtype}{list(want.shape)} as its desc says; "
+                f"got {got.dtype}{list(got.shape)}",
+            )
+        defined = ~requires.undefined.get(name, np.zeros(want.shape, dtype=bool))
+        allowed = collisions.get(name, {})
+        flat_defined = defined.reshape(-1)
+        problems = []
+        for (cell,), values in allowed.items():
+            flat_defined[cell] = False
+            choices = {np.asarray(v, dtype=got.dtype).tobytes() for v in values}
+            if got.reshape(-1)[cell].tobytes() not in choices:
+                value = got.reshape(-1)[cell]
+                problems.append(f"cell {cell}: {value!r} is none of the colliding updates {values}")
+        problems += [str(m) for m in _compare(catalog, spec, case, name, want, got, defined)]
+        if problems:
+            raise _fail(case, f"{name} differs from the reference:\n  " + "\n  ".join(problems[:5]))
+
+
+def _compare(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    case: Case,
+    name: str,
+    want: np.ndarray,
+    got: np.ndarray,
+    defined: np.ndarray,
+) -> list[Any]:
+    data_type = case.operator["desc"][name].get("DataType", "")
+    kind = catalog.common.data_type(data_type).kind
+    rule = spec.semantics.comparison_for(name, kind)
+    if rule.rule == "exact" or rule.ulp_scale is None or rule.max_ulps is None:
+        return exact_mismatches(want, got, defined)
+    env = bind_desc(catalog.common, spec, case.operator["desc"])
+    scale = np.empty(want.size, dtype=np.float64)
+    for k in range(want.size):
+        env.values["k"] = k
+        scale[k] = float(rule.ulp_scale.evaluate(env))  # type: ignore[arg-type]
+    return ulp_mismatches(want, got, scale.reshape(want.shape), rule.max_ulps, defined)

@@ -1,0 +1,115 @@
+"""Break exactly one constraint of a valid desc: single changes, dependents re-derived.
+
+A change to one value (a size, a data type, a field) is applied, then every value the spec's
+equalities define is derived again from the free values, except the changed one and those the
+target constraint itself defines. The first result the validator rejects for exactly that
+constraint is the negative case.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+from ..binding import derive_members
+from ..expr import ExpressionError
+from ..expr.solve import derivations
+from ..model import Catalog, OperatorSpec
+from ..validation import validate_operator
+
+__all__ = ["break_constraint", "derivable", "mutations", "rederive"]
+
+Desc = dict[str, Any]
+
+
+def derivable(spec: OperatorSpec, exclude: tuple[str, ...] = ()) -> list[str]:
+    """Sizes and data types the spec's equalities define (DimensionCount follows Sizes)."""
+    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    rules = [(c.id, c.expr.tree) for c in spec.constraints if c.id not in exclude]
+    kinds = {f.name: f.kind for f in spec.fields}
+    return [
+        d.target
+        for d in derivations(rules, definitions)
+        if d.target.endswith((".Sizes", ".DataType")) or kinds.get(d.target) == "data_type"
+    ]
+
+
+def rederive(
+    catalog: Catalog, spec: OperatorSpec, desc: Desc, keep: set[str], exclude: tuple[str, ...] = ()
+) -> Desc | None:
+    """Recompute every derivable value except those in `keep`; None if that fails."""
+    targets = [t for t in derivable(spec, exclude) if t not in keep]
+    fixed = copy.deepcopy(desc)
+    for target in targets:  # removed, so each is derived from the free values only
+        owner, _, member = target.partition(".")
+        if member:
+            fixed.get(owner, {}).pop(member, None)
+        else:
+            fixed.pop(owner, None)
+    free = {k: v for k, v in fixed.items() if not isinstance(v, dict) or "Sizes" in v}
+    try:
+        values = derive_members(catalog.common, spec, free, targets, exclude=exclude)
+    except (ValueError, ExpressionError, LookupError, TypeError):
+        return None
+    for target, value in values.items():
+        owner, _, member = target.partition(".")
+        if member:
+            fixed.setdefault(owner, {})[member] = value
+        else:
+            fixed[owner] = value
+    return fixed
+
+
+def mutations(spec: OperatorSpec, desc: Desc) -> Iterator[tuple[str, set[str], Desc]]:
+    """Single changes to one value: (description, what was changed, new desc)."""
+    for field in spec.fields:
+        value = desc.get(field.name)
+        if field.kind == "uint" and isinstance(value, int):
+            for new in sorted({0, value + 1, value + 2, max(value - 1, 0), 9}):
+                if new != value:
+                    changed = copy.deepcopy(desc)
+                    changed[field.name] = new
+                    yield f"{field.name}={new}", {field.name}, changed
+        if field.is_tensor and isinstance(value, dict):
+            yield from _tensor_mutations(field.name, value, desc)
+        if field.kind == "data_type" and isinstance(value, str):
+            changed = copy.deepcopy(desc)
+            changed[field.name] = "INT32" if value != "INT32" else "FLOAT32"
+            yield f"{field.name}={changed[field.name]}", {field.name}, changed
+
+
+def _tensor_mutations(name: str, tensor: Desc, desc: Desc) -> Iterator[tuple[str, set[str], Desc]]:
+    sizes = tensor["Sizes"]
+    variants = []
+    for i, size in enumerate(sizes):
+        for new in (size + 1, size - 1, 1, 2, 3):
+            if new >= 1 and new != size:
+                variants.append((f"{name}.Sizes[{i}]={new}", [*sizes[:i], new, *sizes[i + 1 :]]))
+    variants.append((f"{name}.Sizes with a leading 1", [1, *sizes]))
+    if len(sizes) > 1 and sizes[0] == 1:
+        variants.append((f"{name}.Sizes without its leading 1", sizes[1:]))
+    for label, new_sizes in variants:
+        changed = copy.deepcopy(desc)
+        changed[name]["Sizes"] = new_sizes
+        yield label, {f"{name}.Sizes"}, changed
+    for data_type in ("FLOAT16", "INT32", "UINT32", "INT64"):
+        if data_type != tensor["DataType"]:
+            changed = copy.deepcopy(desc)
+            changed[name]["DataType"] = data_type
+            yield f"{name}.DataType={data_type}", {f"{name}.DataType"}, changed
+
+
+def break_constraint(
+    catalog: Catalog, spec: OperatorSpec, bases: list[Desc], constraint_id: str, level: str
+) -> Desc | None:
+    """A desc derived from one of `bases` that breaks exactly `constraint_id`, or None."""
+    for base in bases:
+        for _, changed, desc in mutations(spec, base):
+            fixed = rederive(catalog, spec, desc, keep=changed, exclude=(constraint_id,))
+            if fixed is None:
+                continue
+            result = validate_operator({"type": spec.operator_type, "desc": fixed}, level)
+            if result.fired() == (constraint_id,):
+                return fixed
+    return None
