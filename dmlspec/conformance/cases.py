@@ -130,8 +130,18 @@ def _choose_ranks(
     return chosen
 
 
-def _draw_size(rng: random.Random) -> int:
-    return 1 if rng.random() < 0.45 else rng.randint(2, 5)
+def _draw_sizes(rank: int, drawn: list[list[int]], rng: random.Random) -> list[int]:
+    """Sizes for a free tensor. Often a copy of an earlier tensor's sizes with one dimension
+    changed, since rules like "Sizes must match InputTensor.Sizes except along Axis" are common;
+    high ranks lean on 1s to stay small."""
+    same_rank = [sizes for sizes in drawn if len(sizes) == rank]
+    if same_rank and rng.random() < 0.6:
+        sizes = list(rng.choice(same_rank))
+        if rng.random() < 0.5:
+            sizes[rng.randrange(rank)] = rng.randint(1, 5)
+        return sizes
+    ones = 0.45 if rank <= 4 else 0.8
+    return [1 if rng.random() < ones else rng.randint(2, 5) for _ in range(rank)]
 
 
 def _scalar(kind: str, data_type: str | None, catalog: Catalog, rng: random.Random) -> int | float:
@@ -173,10 +183,12 @@ def draw_desc(
         types = _choose_types(spec, row, force, rng)
         ranks = _choose_ranks(spec, row, force, rng, max_rank)
         desc: dict[str, Any] = {}
+        drawn: list[list[int]] = []
         for tensor in spec.tensor_fields:
             entry: dict[str, Any] = {"DataType": types[f"{tensor.name}.DataType"]}
             if f"{tensor.name}.Sizes" not in derivable:
-                entry["Sizes"] = [_draw_size(rng) for _ in range(ranks[tensor.name])]
+                entry["Sizes"] = _draw_sizes(ranks[tensor.name], drawn, rng)
+                drawn.append(entry["Sizes"])
             desc[tensor.name] = entry
         for field in spec.fields:
             if field.kind == "data_type":

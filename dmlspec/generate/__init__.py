@@ -9,6 +9,7 @@ from .dest.common import PATH as COMMON_PATH
 from .dest.common import render_common
 from .dest.kernels import render_kernel, render_kernels_package
 from .dest.package import render_package, render_validators_package
+from .dest.tests import render_suite, suite_path
 from .dest.validators import module_name, render_validator
 from .files import Change, FileManager
 
@@ -29,6 +30,7 @@ def render(catalog: Catalog, output_dir: Path) -> FileManager:
     for spec in catalog.operators:
         files.add(f"validators/{module_name(spec)}.py", render_validator(catalog, spec))
         files.add(f"kernels/{module_name(spec)}.py", render_kernel(catalog, spec))
+        files.add(suite_path(spec), render_suite(catalog, spec))
     return files
 
 

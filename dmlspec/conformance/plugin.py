@@ -1,0 +1,258 @@
+"""pytest plugin of the generated conformance suites (registered as a pytest11 entry point).
+
+Options: --dml-backend NAME|module:attr (default $DMLSPEC_BACKEND, else jax),
+--dml-feature-level FL (may lower, never raise, what the backend claims), --dml-ops OP,...
+(run only these operators), --dml-report DIR (results.json with every test's outcome and the
+support-cell coverage). Hypothesis profiles: ci, dev, thorough (--hypothesis-profile).
+
+A backend may list expected failures as `expected_failures`: a path to a JSON file, or a list,
+of {"pattern": <fnmatch pattern of test ids>, "reason": ...}. Matching tests are marked xfail;
+the report lists them with their reasons, and entries that no longer fail as stale.
+xdist workers send their coverage to the controller, which merges it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from .suite import Target, catalog
+
+settings.register_profile(
+    "ci", derandomize=True, max_examples=8, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.register_profile(
+    "thorough", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+_RESULTS = pytest.StashKey[list[dict[str, Any]]]()
+_EXPECTED = pytest.StashKey[list[dict[str, Any]]]()
+_TARGET = pytest.StashKey[Target]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dmlspec", "DirectML conformance suites")
+    group.addoption("--dml-backend", help="backend: jax, numpy, onnxruntime or module:attr")
+    group.addoption("--dml-feature-level", help="test at this level (at most the backend's)")
+    group.addoption("--dml-ops", help="comma-separated operators to run (default: all)")
+    group.addoption("--dml-report", help="folder for results.json")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _session_results.clear()
+    config.stash[_RESULTS] = []
+    _worker_cells.clear()
+    config.stash[_EXPECTED] = []
+
+
+def _target(config: pytest.Config) -> Target:
+    if _TARGET not in config.stash:
+        from ..backends import load_backend
+
+        backend = load_backend(config.getoption("dml_backend"))
+        claimed = str(backend.feature_level).removeprefix("DML_FEATURE_LEVEL_")
+        level = claimed
+        requested = config.getoption("dml_feature_level")
+        if requested:
+            requested = requested.removeprefix("DML_FEATURE_LEVEL_")
+            common = catalog().common
+            if common.feature_level(requested).rank > common.feature_level(claimed).rank:
+                raise pytest.UsageError(
+                    f"--dml-feature-level {requested} is above what {backend.name} claims "
+                    f"({claimed})"
+                )
+            level = requested
+            with contextlib.suppress(AttributeError):  # a validating backend checks at that level
+                backend.feature_level = level
+        config.stash[_TARGET] = Target(backend, level)
+    return config.stash[_TARGET]
+
+
+@pytest.fixture(scope="session")
+def dml(request: pytest.FixtureRequest) -> Target:
+    """The backend under test and its feature level."""
+    return _target(request.config)
+
+
+def _expected_failures(config: pytest.Config) -> list[dict[str, Any]]:
+    if not config.getoption("dml_backend") and not os.environ.get("DMLSPEC_BACKEND"):
+        return []
+    listed = getattr(_target(config).backend, "expected_failures", None)
+    if listed is None:
+        return []
+    if isinstance(listed, str | Path):
+        return list(json.loads(Path(listed).read_text())["expected_failures"])
+    return list(listed)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    operators = config.getoption("dml_ops")
+    if operators:
+        wanted = {o.strip().upper().removeprefix("DML_OPERATOR_") for o in operators.split(",")}
+        wanted = {catalog().operator(o).name for o in wanted}
+        kept = [i for i in items if _operator_of(i) in wanted or _operator_of(i) is None]
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
+    expected = [dict(e, used=False) for e in _expected_failures(config)] if items else []
+    config.stash[_EXPECTED] = expected
+    for item in items:
+        operator = _operator_of(item)
+        if operator is None:
+            continue
+        params = getattr(item, "callspec", None)
+        values = dict(params.params) if params else {}
+        item.user_properties.append(
+            (
+                "dml",
+                json.dumps(
+                    {
+                        "operator": operator,
+                        "test": getattr(item, "originalname", item.name),
+                        **{k: str(v) for k, v in values.items()},
+                    }
+                ),
+            )
+        )
+        for entry in expected:
+            if fnmatch.fnmatchcase(item.nodeid.split("::", 1)[-1], entry["pattern"]):
+                entry["used"] = True
+                item.add_marker(pytest.mark.xfail(reason=entry["reason"], strict=False))
+                break
+
+
+def _operator_of(item: pytest.Item) -> str | None:
+    """The operator a generated suite module tests (its OPERATOR), None for other tests."""
+    operator = getattr(getattr(item, "module", None), "OPERATOR", None)
+    return operator if isinstance(operator, str) else None
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return
+    meta = dict(report.user_properties).get("dml")
+    if meta is None:
+        return
+    outcome: str = report.outcome
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    message = ""
+    if report.failed:
+        message = str(report.longrepr).splitlines()[-1][:500] if report.longrepr else ""
+    elif report.skipped and isinstance(report.longrepr, tuple):
+        message = str(report.longrepr[2])[:300]
+    _session_results.append(
+        {"nodeid": report.nodeid, "outcome": outcome, "message": message, **json.loads(str(meta))}
+    )
+
+
+# One pytest session per process: its results, and the coverage xdist workers sent.
+_session_results: list[dict[str, Any]] = []
+_worker_cells: Counter[tuple[str, ...]] = Counter()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    cells: Counter[tuple[str, ...]] = Counter()
+    if _TARGET in config.stash:
+        cells.update(config.stash[_TARGET].cells)
+    if hasattr(config, "workerinput"):  # an xdist worker: hand the coverage to the controller
+        config.workeroutput["dml_cells"] = [[*cell, count] for cell, count in cells.items()]  # type: ignore[attr-defined]
+        return
+    cells.update(_worker_cells)
+    report_dir = config.getoption("dml_report")
+    if report_dir and _session_results:
+        _write_results(config, Path(report_dir), cells)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist controller: merge a worker's coverage."""
+    for *cell, count in getattr(node, "workeroutput", {}).get("dml_cells", []):
+        _worker_cells[tuple(cell)] += count
+
+
+def coverage_table(
+    level: str, operators: set[str], cells: Counter[tuple[str, ...]]
+) -> dict[str, Any]:
+    """Every support cell up to `level` for these operators, with how often it was hit."""
+    common = catalog().common
+    rank = common.feature_level(level).rank
+    rows = []
+    for spec in catalog().operators:
+        if spec.name not in operators:
+            continue
+        for row in spec.support:
+            if common.feature_level(row.feature_level).rank > rank:
+                continue
+            for cell in row.tensors:
+                keys = [("data_type", t) for t in cell.data_types] + [
+                    ("rank", str(n)) for n in cell.dimension_counts
+                ]
+                for kind, value in keys:
+                    key = (spec.name, row.feature_level, cell.tensor, kind, value)
+                    rows.append(
+                        {
+                            "operator": spec.name,
+                            "level": row.feature_level,
+                            "tensor": cell.tensor,
+                            "kind": kind,
+                            "value": value,
+                            "hits": cells.get(key, 0),
+                        }
+                    )
+    return {"cells": rows, "total": len(rows), "hit": sum(1 for r in rows if r["hits"])}
+
+
+def _write_results(config: pytest.Config, folder: Path, cells: Counter[tuple[str, ...]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = _target(config)
+    operators = {r["operator"] for r in _session_results}
+    expected = config.stash[_EXPECTED]
+    stale = sorted({r["nodeid"] for r in _session_results if r["outcome"] == "xpassed"})
+    payload = {
+        "backend": target.backend.name,
+        "feature_level": target.feature_level,
+        "tests": _session_results,
+        "coverage": coverage_table(target.feature_level, operators, cells),
+        "expected_failures": [
+            {"pattern": e["pattern"], "reason": e["reason"], "matched": e["used"]} for e in expected
+        ],
+        "stale": stale,
+    }
+    (folder / "results.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if not _session_results or hasattr(config, "workerinput"):
+        return
+    cells: Counter[tuple[str, ...]] = Counter(_worker_cells)
+    if _TARGET in config.stash:
+        cells.update(config.stash[_TARGET].cells)
+    target = _target(config)
+    table = coverage_table(target.feature_level, {r["operator"] for r in _session_results}, cells)
+    write = terminalreporter.write_line
+    write(
+        f"dmlspec: {target.backend.name} at feature level {target.feature_level}: "
+        f"support cells hit {table['hit']}/{table['total']}"
+    )
+    for row in table["cells"]:
+        if not row["hits"]:
+            cell = " ".join(str(row[k]) for k in ("operator", "level", "tensor", "kind", "value"))
+            write(f"  not hit: {cell}")
+    for entry in config.stash[_EXPECTED]:
+        write(
+            f"  expected failure {entry['pattern']}: {entry['reason']}"
+            + ("" if entry["used"] else " (matches no test)")
+        )
+    for result in _session_results:
+        if result["outcome"] == "xpassed":
+            write(f"  stale expected failure (now passes): {result['nodeid']}")

@@ -1,0 +1,202 @@
+"""What the generated conformance modules call: one function per kind of test.
+
+Each takes the session's `Target` (the backend under test, its feature level, the coverage
+record) and the operator's name; the generated modules only list what to test.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+from .. import load_catalog
+from ..errors import InvalidOperator, Unsupported
+from ..model import Catalog, ExampleTensor, OperatorSpec
+from .cases import Case, CellChoice, draw_case, draw_desc
+from .check import run_case
+from .mutate import break_constraint
+
+__all__ = [
+    "Target",
+    "check_boundary",
+    "check_cell",
+    "check_example",
+    "check_negative",
+    "check_property",
+]
+
+Cell = tuple[str, str, str, str, str]  # operator, row level, tensor, kind, value
+
+
+@cache
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@dataclass
+class Target:
+    """The backend under test and what the run has exercised."""
+
+    backend: Any
+    feature_level: str
+    cells: Counter[Cell] = field(default_factory=Counter)
+
+    @property
+    def rank(self) -> int:
+        return catalog().common.feature_level(self.feature_level).rank
+
+    def record(self, spec: OperatorSpec, case: Case) -> None:
+        row = catalog().support_row_at(spec, case.feature_level)
+        if row is None:
+            return
+        for cell in row.tensors:
+            tensor = case.operator["desc"][cell.tensor]
+            self.cells[
+                (spec.name, row.feature_level, cell.tensor, "data_type", tensor["DataType"])
+            ] += 1
+            self.cells[
+                (spec.name, row.feature_level, cell.tensor, "rank", str(len(tensor["Sizes"])))
+            ] += 1
+
+
+def _run(target: Target, spec: OperatorSpec, case: Case) -> None:
+    try:
+        run_case(catalog(), spec, target.backend, case)
+    except Unsupported as reason:
+        pytest.skip(f"{target.backend.name} does not implement this case: {reason}")
+    target.record(spec, case)
+
+
+def _level_claimed(target: Target, level: str) -> None:
+    if catalog().common.feature_level(level).rank > target.rank:
+        pytest.skip(
+            f"{target.backend.name} claims feature level {target.feature_level}, below {level}"
+        )
+
+
+def check_example(target: Target, operator: str, example_id: str) -> None:
+    """A documented example (its corrected form where the page is wrong)."""
+    spec = catalog().operator(operator)
+    example = next(e for e in spec.examples if e.id == example_id)
+    fields = example.valid_form.as_dict()
+    levels = [r.feature_level for r in spec.support if _valid_at(spec, fields, r.feature_level)]
+    claimed = [lv for lv in levels if catalog().common.feature_level(lv).rank <= target.rank]
+    if not claimed:
+        pytest.skip(f"example {example_id} is valid only from {levels[0] if levels else '?'}")
+    desc: dict[str, Any] = {}
+    inputs = {}
+    for name, value in fields.items():
+        if not isinstance(value, ExampleTensor):
+            desc[name] = value
+            continue
+        tensor = value.to_json()
+        values = tensor.pop("Values", None)
+        desc[name] = tensor
+        if name != spec.kernel.output and values is not None:
+            dtype = catalog().common.data_type(value.data_type or "").numpy
+            inputs[name] = np.array(values, dtype=dtype)
+    _run(target, spec, Case({"type": spec.operator_type, "desc": desc}, inputs, claimed[-1], 0))
+
+
+def _valid_at(spec: OperatorSpec, fields: dict[str, Any], level: str) -> bool:
+    from ..validation import validate_operator
+
+    desc = {
+        k: (
+            {m: x for m, x in v.to_json().items() if m != "Values"}
+            if isinstance(v, ExampleTensor)
+            else v
+        )
+        for k, v in fields.items()
+    }
+    return validate_operator({"type": spec.operator_type, "desc": desc}, level).valid
+
+
+def check_cell(
+    target: Target, operator: str, level: str, tensor: str, kind: str, value: str
+) -> None:
+    """One support-table cell, exercised at its row's level."""
+    _level_claimed(target, level)
+    spec = catalog().operator(operator)
+    choice = CellChoice(tensor, kind, int(value) if kind == "rank" else value)
+    seed = _seed(operator, level, tensor, kind, value)
+    _run(target, spec, draw_case(catalog(), spec, level, seed, choice))
+
+
+def check_property(target: Target, operator: str, seed: int) -> None:
+    """A random valid case at the backend's level."""
+    spec = catalog().operator(operator)
+    _run(target, spec, draw_case(catalog(), spec, _highest_row_level(spec, target), seed))
+
+
+def _highest_row_level(spec: OperatorSpec, target: Target) -> str:
+    row = catalog().support_row_at(spec, target.feature_level)
+    if row is None:
+        pytest.skip(f"{spec.name} does not exist at {target.feature_level}")
+    return target.feature_level
+
+
+def check_negative(target: Target, operator: str, constraint_id: str) -> None:
+    """A valid desc with exactly this constraint broken must be rejected."""
+    if not getattr(target.backend, "validates", False):
+        pytest.skip(f"{target.backend.name} does not validate descs (validates is False)")
+    spec = catalog().operator(operator)
+    level = _highest_row_level(spec, target)
+    bases = [draw_desc(catalog(), spec, level, random.Random(seed))["desc"] for seed in range(30)]
+    broken = break_constraint(catalog(), spec, bases, constraint_id, level)
+    assert broken is not None, f"no desc breaking only {constraint_id} was found"
+    _expect_rejection(target, spec, broken, f"breaks only {constraint_id}")
+
+
+def check_boundary(
+    target: Target, operator: str, level: str, tensor: str, kind: str, value: str
+) -> None:
+    """A cell introduced above the backend's level must be rejected by the backend."""
+    if not getattr(target.backend, "validates", False):
+        pytest.skip(f"{target.backend.name} does not validate descs (validates is False)")
+    if catalog().common.feature_level(level).rank <= target.rank:
+        pytest.skip(f"{target.backend.name} claims {target.feature_level}, which includes {level}")
+    spec = catalog().operator(operator)
+    choice = CellChoice(tensor, kind, int(value) if kind == "rank" else value)
+    desc = draw_desc(
+        catalog(), spec, level, random.Random(_seed(operator, level, tensor, kind, value)), choice
+    )
+    _expect_rejection(
+        target, spec, desc["desc"], f"uses {tensor} {kind} {value}, introduced at {level}"
+    )
+
+
+def _expect_rejection(target: Target, spec: OperatorSpec, desc: dict[str, Any], why: str) -> None:
+    import json
+
+    operator = {"type": spec.operator_type, "desc": desc}
+    inputs = {}
+    for field_ in spec.tensor_fields:
+        if not field_.is_output and field_.name in desc:
+            dtype = catalog().common.data_type(desc[field_.name]["DataType"]).numpy or "float32"
+            inputs[field_.name] = np.zeros(desc[field_.name]["Sizes"], dtype=dtype)
+    try:
+        target.backend.run(operator, inputs)
+    except InvalidOperator:
+        return
+    except Unsupported as reason:
+        pytest.skip(f"{target.backend.name} does not implement this case: {reason}")
+    except Exception as error:
+        pytest.fail(
+            f"{target.backend.name} raised {type(error).__name__} instead of InvalidOperator "
+            f"for a desc that {why}: {error}\n{json.dumps(operator)}"
+        )
+    pytest.fail(f"{target.backend.name} accepted a desc that {why}:\n{json.dumps(operator)}")
+
+
+def _seed(*parts: str) -> int:
+    """A stable seed per test (not Python's salted hash)."""
+    import zlib
+
+    return zlib.crc32("/".join(parts).encode())
