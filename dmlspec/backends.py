@@ -5,9 +5,9 @@ A backend has `name`, `feature_level` (the highest DirectML level it claims), op
 `run(operator, inputs) -> outputs`; it raises dmlspec.Unsupported for a case it does not
 implement and dmlspec.InvalidOperator for an operator it rejects.
 
-Backends are chosen by name (`jax`, `numpy`), by `module:attr` (a class is instantiated with
-no arguments), by packages under the entry-point group `dmlspec.backends`, or by the
-environment variable DMLSPEC_BACKEND.
+Backends are chosen by name (`jax`, `numpy`, `onnxruntime`), by `module:attr` (a class
+is instantiated with no arguments), by packages under the entry-point group
+`dmlspec.backends`, or by the environment variable DMLSPEC_BACKEND.
 """
 
 from __future__ import annotations
@@ -71,8 +71,14 @@ class NumpyBackend:
         return reference.run(operator, inputs)
 
 
+def _onnxruntime() -> Any:
+    from .onnxruntime_backend import OnnxRuntimeBackend
+
+    return OnnxRuntimeBackend()
+
+
 def builtin_backends() -> dict[str, Callable[[], Any]]:
-    return {"jax": JaxBackend, "numpy": NumpyBackend}
+    return {"jax": JaxBackend, "numpy": NumpyBackend, "onnxruntime": _onnxruntime}
 
 
 def load_backend(name: str | None = None) -> Any:
@@ -80,7 +86,7 @@ def load_backend(name: str | None = None) -> Any:
     chosen = name or os.environ.get(ENVIRONMENT_VARIABLE) or "jax"
     factory: Any
     if chosen in builtin_backends():
-        factory = builtin_backends()[chosen]
+        factory = builtin_backends()[chosen]()
     elif ":" in chosen:
         module_name, _, attribute = chosen.partition(":")
         try:

@@ -168,6 +168,50 @@ def command_lint(args: argparse.Namespace) -> int:
     return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FAILED
 
 
+def command_conformance(args: argparse.Namespace) -> int:
+    import tempfile
+
+    import pytest
+
+    from .conformance.report import render_markdown, render_matrix
+    from .generate import default_output_dir
+
+    suites = default_output_dir() / "tests"
+    if not suites.is_dir():
+        raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
+    report_dir = Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-"))
+    report_dir.mkdir(parents=True, exist_ok=True)
+    options = [
+        str(suites),
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(suites),
+        f"--dml-backend={args.backend}",
+        f"--hypothesis-profile={args.profile}",
+        f"--dml-report={report_dir}",
+        f"--junitxml={report_dir / 'junit.xml'}",
+        "-q",
+    ]
+    if args.feature_level:
+        options.append(f"--dml-feature-level={args.feature_level}")
+    if args.ops:
+        options.append(f"--dml-ops={','.join(args.ops)}")
+    if args.workers:
+        options += ["-n", args.workers]
+    code = int(pytest.main(options))
+    results_file = report_dir / "results.json"
+    if not results_file.exists():
+        print(f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr)
+        return EXIT_BAD_INPUT if code in (3, 4) else EXIT_FAILED
+    results = json.loads(results_file.read_text())
+    (report_dir / "report.md").write_text(render_markdown(results))
+    print(render_matrix(results))
+    print(f"reports: {report_dir}/results.json, junit.xml, report.md")
+    failed = any(t["outcome"] == "failed" for t in results["tests"])
+    return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dmlspec", description="DirectML operator specs and conformance tooling."
@@ -206,6 +250,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="run every documented example, as written and corrected, through the validators",
     )
     lint.set_defaults(run=command_lint)
+    conformance = commands.add_parser(
+        "conformance", help="run the generated conformance suites against a backend"
+    )
+    conformance.add_argument(
+        "--backend", default="jax", help="jax, numpy, onnxruntime, an entry point or module:attr"
+    )
+    conformance.add_argument("--feature-level", help="lower (never raise) the backend's level")
+    conformance.add_argument("--ops", nargs="+", help="operators to test (default: all)")
+    conformance.add_argument(
+        "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
+    )
+    conformance.add_argument("--report", help="folder for results.json, junit.xml and report.md")
+    conformance.add_argument("--workers", help="N or auto: run on N processes with pytest-xdist")
+    conformance.set_defaults(run=command_conformance)
     return parser
 
 

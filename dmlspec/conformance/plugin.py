@@ -129,6 +129,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 break
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "call" and _TARGET in item.config.stash:
+        target = item.config.stash[_TARGET]
+        if target.last_case is not None:
+            report.user_properties.append(("dml_case", json.dumps(target.last_case)))
+            target.last_case = None
+    return report
+
+
 def _operator_of(item: pytest.Item) -> str | None:
     """The operator a generated suite module tests (its OPERATOR), None for other tests."""
     operator = getattr(getattr(item, "module", None), "OPERATOR", None)
@@ -149,8 +160,15 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         message = str(report.longrepr).splitlines()[-1][:500] if report.longrepr else ""
     elif report.skipped and isinstance(report.longrepr, tuple):
         message = str(report.longrepr[2])[:300]
+    case = json.loads(str(dict(report.user_properties).get("dml_case", "{}")))
     _session_results.append(
-        {"nodeid": report.nodeid, "outcome": outcome, "message": message, **json.loads(str(meta))}
+        {
+            "nodeid": report.nodeid,
+            "outcome": outcome,
+            "message": message,
+            **json.loads(str(meta)),
+            **case,
+        }
     )
 
 

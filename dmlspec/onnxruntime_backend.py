@@ -1,0 +1,192 @@
+"""The onnxruntime backend: each operator as a one-node ONNX graph run by onnxruntime.
+
+DirectML's right-aligned tensors are reshaped to their meaningful dimensions and indices cast
+to int64 (ONNX's index type) around the node; FILL_VALUE_SEQUENCE is a Range in int64 (integers,
+then a Cast that wraps like DirectML) or float64 (floats, then a rounding Cast). What onnxruntime
+cannot express is reported as Unsupported; where it differs from DirectML the difference is an
+expected failure listed, with its reason, in conformance/expected_failures/onnxruntime.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import Unsupported
+
+__all__ = ["OnnxRuntimeBackend"]
+
+OPSET = 18
+
+
+@cache
+def _session(
+    node_type: str,
+    attributes: tuple[tuple[str, Any], ...],
+    signature: tuple[tuple[str, str, int], ...],
+    output: tuple[str, int],
+) -> Any:
+    import onnx
+    import onnxruntime
+    from onnx import helper
+
+    inputs = [
+        helper.make_tensor_value_info(
+            name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), [None] * rank
+        )
+        for name, dtype, rank in signature
+    ]
+    out_dtype, out_rank = output
+    outputs = [
+        helper.make_tensor_value_info(
+            "output", helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype)), [None] * out_rank
+        )
+    ]
+    node = helper.make_node(
+        node_type, [name for name, _, _ in signature], ["output"], **dict(attributes)
+    )
+    graph = helper.make_graph([node], f"dmlspec_{node_type}", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+
+
+def _run(
+    node_type: str,
+    inputs: Mapping[str, np.ndarray],
+    output_dtype: Any,
+    output_rank: int,
+    **attributes: Any,
+) -> np.ndarray:
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, NotImplemented
+
+    signature = tuple((name, np.dtype(a.dtype).name, a.ndim) for name, a in inputs.items())
+    try:
+        session = _session(
+            node_type,
+            tuple(sorted(attributes.items())),
+            signature,
+            (np.dtype(output_dtype).name, output_rank),
+        )
+        (result,) = session.run(["output"], dict(inputs))
+    except NotImplemented as error:
+        raise Unsupported(f"onnxruntime has no {node_type} for these types: {error}") from None
+    except (Fail, InvalidArgument) as error:
+        raise RuntimeError(f"onnxruntime {node_type} failed: {error}") from None
+    return np.asarray(result)
+
+
+def _meaningful(array: np.ndarray, count: int) -> np.ndarray:
+    return array.reshape(array.shape[array.ndim - count :])
+
+
+def _desc(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    return raw.get("Desc", raw)  # type: ignore[no-any-return]
+
+
+def _dtype(desc: Mapping[str, Any]) -> np.dtype[Any]:
+    from dmlspec_generated.validators.common import DATA_TYPES
+
+    name: str | None = DATA_TYPES[str(desc["DataType"]).removeprefix("DML_TENSOR_DATA_TYPE_")].numpy
+    if name is None:
+        raise Unsupported(f"no NumPy type for {desc['DataType']}")
+    return np.dtype(name)
+
+
+class OnnxRuntimeBackend:
+    name = "onnxruntime"
+    validates = False
+    # The highest level whose support rows it can run (FILL_VALUE_SEQUENCE's 64-bit types: 5_0).
+    feature_level = "5_0"
+    expected_failures = str(
+        Path(__file__).parent / "conformance" / "expected_failures" / "onnxruntime.json"
+    )
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        kind = str(operator.get("type", "")).removeprefix("DML_OPERATOR_")
+        desc = operator["desc"]
+        output = _desc(desc["OutputTensor"])
+        sizes, dtype = tuple(output["Sizes"]), _dtype(output)
+        if kind == "SCATTER_ND":
+            data = _meaningful(np.asarray(inputs["InputTensor"]), desc["InputDimensionCount"])
+            indices = _meaningful(
+                np.asarray(inputs["IndicesTensor"]), desc["IndicesDimensionCount"]
+            ).astype(np.int64)
+            q = indices.shape[-1]
+            updates = np.asarray(inputs["UpdatesTensor"]).reshape(
+                indices.shape[:-1] + data.shape[q:]
+            )
+            result = _run(
+                "ScatterND",
+                {"data": data, "indices": indices, "updates": updates},
+                dtype,
+                data.ndim,
+            )
+        elif kind == "GATHER_ND":
+            data = _meaningful(np.asarray(inputs["InputTensor"]), desc["InputDimensionCount"])
+            indices = _meaningful(
+                np.asarray(inputs["IndicesTensor"]), desc["IndicesDimensionCount"]
+            ).astype(np.int64)
+            rank = indices.ndim - 1 + data.ndim - indices.shape[-1]
+            result = _run("GatherND", {"data": data, "indices": indices}, dtype, rank)
+        elif kind in ("SCATTER_ELEMENTS", "SCATTER"):
+            data = np.asarray(inputs["InputTensor"])
+            indices = np.asarray(inputs["IndicesTensor"]).astype(np.int64)
+            updates = np.asarray(inputs["UpdatesTensor"])
+            result = _run(
+                "ScatterElements",
+                {"data": data, "indices": indices, "updates": updates},
+                dtype,
+                data.ndim,
+                axis=desc["Axis"],
+            )
+        elif kind == "FILL_VALUE_SEQUENCE":
+            result = _fill(sizes, dtype, desc["ValueStart"], desc["ValueDelta"])
+        else:
+            raise Unsupported(f"the onnxruntime backend has no {operator.get('type')!r}")
+        return {"OutputTensor": result.reshape(sizes).astype(dtype, copy=False)}
+
+
+def _fill(sizes: tuple[int, ...], dtype: np.dtype[Any], start: float, delta: float) -> np.ndarray:
+    count = math.prod(sizes)
+    if delta == 0:
+        raise Unsupported("ONNX Range cannot express a zero step")
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        held = [int(v) % 2**bits for v in (start, delta)]
+        first, step = [
+            v - 2**bits if dtype.kind == "i" and v >= 2 ** (bits - 1) else v for v in held
+        ]
+        last = first + (count - 1) * step
+        if not (min(first, last) >= -(2**63) and max(first, last) < 2**63):
+            raise Unsupported("the sequence leaves int64, where ONNX Range runs")
+        sequence = _run(
+            "Range",
+            {
+                "start": np.array(first, np.int64),
+                "limit": np.array(first + count * step, np.int64),
+                "delta": np.array(step, np.int64),
+            },
+            np.int64,
+            1,
+        )
+        return sequence[:count].astype(dtype)  # wraps modulo 2^bits, as DirectML does
+    held_start, held_delta = (float(np.array(v).astype(dtype)) for v in (start, delta))
+    limit = held_start + (count - 0.5) * held_delta  # ceil((limit - start) / delta) == count
+    sequence = _run(
+        "Range",
+        {"start": np.array(held_start), "limit": np.array(limit), "delta": np.array(held_delta)},
+        np.float64,
+        1,
+    )
+    return sequence[:count].astype(dtype)
