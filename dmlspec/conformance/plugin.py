@@ -6,17 +6,18 @@ Options: --dml-backend NAME|module:attr (default $DMLSPEC_BACKEND, else jax),
 support-cell coverage). Hypothesis profiles: ci, dev, thorough (--hypothesis-profile).
 
 A backend may list expected failures as `expected_failures`: a path to a JSON file, or a list,
-of {"pattern": <fnmatch pattern of test ids>, "reason": ...}. Matching tests are marked xfail;
-the report lists them with their reasons, and entries that no longer fail as stale.
+of {"pattern": <test id pattern, * and ? as wildcards>, "reason": ...}. Matching tests are
+marked xfail; the report lists them with their reasons, and entries that no longer fail as
+stale.
 xdist workers send their coverage to the controller, which merges it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -123,7 +124,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         )
         for entry in expected:
-            if fnmatch.fnmatchcase(item.nodeid.split("::", 1)[-1], entry["pattern"]):
+            if _matches(entry["pattern"], item.nodeid.split("::", 1)[-1]):
                 entry["used"] = True
                 item.add_marker(pytest.mark.xfail(reason=entry["reason"], strict=False))
                 break
@@ -138,6 +139,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.user_properties.append(("dml_case", json.dumps(target.last_case)))
             target.last_case = None
     return report
+
+
+def _matches(pattern: str, test_id: str) -> bool:
+    """Glob match where only * and ? are wildcards: test ids are full of [ and ]."""
+    regex = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
+    return re.fullmatch(regex, test_id) is not None
 
 
 def _operator_of(item: pytest.Item) -> str | None:

@@ -1,0 +1,107 @@
+"""The conformance suites themselves: they catch broken backends, accept correct ones that
+resolve undefined cases differently, report expected failures, and cover every cell."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO_ROOT
+
+
+def conformance(backend: str, report: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dmlspec",
+            "conformance",
+            "--backend",
+            backend,
+            "--report",
+            str(report),
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=900,
+    )
+
+
+BROKEN = [
+    ("ScatterNDOffByOne", "SCATTER_ND"),
+    ("NegativeIndicesClamped", "SCATTER_ELEMENTS"),
+    ("GatherNDReversedTuples", "GATHER_ND"),
+    ("FillAccumulates", "FILL_VALUE_SEQUENCE"),
+    ("FillSaturates", "FILL_VALUE_SEQUENCE"),
+    ("ScatterElementsAlongLastAxis", "SCATTER_ELEMENTS"),
+    ("Float16AsFloat32", "GATHER_ND"),
+    ("CrashesOnInt8", "SCATTER_ND"),
+]
+
+
+@pytest.mark.parametrize(("backend", "operator"), BROKEN, ids=[b for b, _ in BROKEN])
+def test_ci_profile_catches_a_broken_backend(tmp_path: Path, backend: str, operator: str) -> None:
+    result = conformance(f"tests.broken_backends:{backend}", tmp_path, "--ops", operator)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    failures = [t for t in results["tests"] if t["outcome"] == "failed"]
+    assert failures, "the run failed without a failing test"
+    assert (tmp_path / "junit.xml").exists() and (tmp_path / "report.md").exists()
+
+
+def test_negative_tests_catch_a_backend_that_validates_nothing(tmp_path: Path) -> None:
+    result = conformance("tests.broken_backends:AcceptsAnything", tmp_path, "--ops", "GATHER_ND")
+    assert result.returncode == 1
+    failed = {
+        t["test"]
+        for t in json.loads((tmp_path / "results.json").read_text())["tests"]
+        if t["outcome"] == "failed"
+    }
+    assert failed == {"test_rejects_desc_breaking"}
+
+
+def test_a_correct_backend_resolving_overlaps_differently_passes(tmp_path: Path) -> None:
+    result = conformance(
+        "tests.broken_backends:FirstWriteWins", tmp_path, "--ops", "SCATTER", "SCATTER_ND"
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_expected_failures_are_reported_and_stale_ones_named(tmp_path: Path) -> None:
+    result = conformance(
+        "tests.broken_backends:DocumentsItsDivergence", tmp_path, "--ops", "FILL_VALUE_SEQUENCE"
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    outcomes = {t["nodeid"].split("::")[-1]: t["outcome"] for t in results["tests"]}
+    assert outcomes["test_support_cell[5_0-OutputTensor-data_type-FLOAT16]"] == "xfailed"
+    assert any(node.startswith("test_documented_example") for node in results["stale"]) or any(
+        o == "xpassed" for n, o in outcomes.items() if n.startswith("test_documented_example")
+    )
+    report = (tmp_path / "report.md").read_text()
+    assert "returns float32 for FLOAT16" in report
+    assert "## Stale expected failures" in report
+
+
+def test_jax_passes_and_hits_every_support_cell_in_the_ci_profile(tmp_path: Path) -> None:
+    result = conformance("jax", tmp_path, "--workers", "2")
+    assert result.returncode == 0, result.stdout[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    coverage = results["coverage"]
+    assert coverage["hit"] == coverage["total"] == 484
+    assert not [t for t in results["tests"] if t["outcome"] == "failed"]
+    header = next(line for line in result.stdout.splitlines() if line.startswith("operator"))
+    assert header.split()[:3] == ["operator", "data", "type"]
+    assert "support cells hit 484/484" in result.stdout
+
+
+def test_numpy_and_onnxruntime_pass(tmp_path: Path) -> None:
+    for backend in ("numpy", "onnxruntime"):
+        result = conformance(backend, tmp_path / backend)
+        assert result.returncode == 0, (backend, result.stdout[-3000:])
