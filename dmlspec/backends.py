@@ -72,6 +72,14 @@ class NumpyBackend:
 
 
 def _onnxruntime() -> Any:
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as error:
+        raise ValueError(
+            f"the onnxruntime backend needs onnx and onnxruntime ({error}): "
+            "pip install 'dmlspec[peers]'"
+        ) from None
     from .onnxruntime_backend import OnnxRuntimeBackend
 
     return OnnxRuntimeBackend()
