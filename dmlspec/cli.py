@@ -212,6 +212,62 @@ def command_conformance(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
 
 
+def command_export(args: argparse.Namespace) -> int:
+    from .vectors.export import export
+
+    catalog = _catalog(args)
+    operators = (
+        [catalog.operator(o).name for o in args.ops]
+        if args.ops
+        else [s.name for s in catalog.operators]
+    )
+    level = (args.feature_level or catalog.common.highest_feature_level.name).removeprefix(
+        "DML_FEATURE_LEVEL_"
+    )
+    try:
+        catalog.common.feature_level(level)
+    except KeyError as error:
+        raise BadInput(str(error.args[0])) from None
+    formats = ("dxdispatch", "onnx") if args.format == "all" else (args.format,)
+    if "onnx" in formats:
+        formats = ("dxdispatch", *formats) if "dxdispatch" not in formats else formats
+    manifest = export(catalog, Path(args.out), operators, level, args.profile, formats, args.large)
+    print(f"exported {len(manifest['cases'])} cases to {args.out} ({', '.join(formats)})")
+    for left in manifest["left_out"]:
+        print(f"left out {left['id']}: {left['reason']}")
+    return EXIT_OK
+
+
+def command_run_vectors(args: argparse.Namespace) -> int:
+    from .backends import load_backend
+    from .vectors.run import VectorResult, run_vectors
+
+    folder = Path(args.folder)
+    if not (folder / "manifest.json").is_file():
+        raise BadInput(f"{folder}: no manifest.json (export with: dmlspec export --out {folder})")
+    backend = load_backend(args.backend)
+
+    def show(result: VectorResult) -> None:
+        if result.outcome != "passed":
+            print(f"{result.outcome.upper()} {result.id}: {result.message}")
+
+    results = run_vectors(folder, backend, show)
+    counts = {o: sum(r.outcome == o for r in results) for o in ("passed", "failed", "skipped")}
+    print(f"{backend.name}: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
+    return EXIT_FAILED if counts["failed"] else EXIT_OK
+
+
+def command_dispatch(args: argparse.Namespace) -> int:
+    from .backends import load_backend
+    from .dispatch import DispatchError, run_model
+
+    try:
+        run_model(Path(args.model), load_backend(args.backend), args.allow_any_path)
+    except DispatchError as error:
+        raise BadInput(f"{args.model}: {error}") from None
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dmlspec", description="DirectML operator specs and conformance tooling."
@@ -264,6 +320,25 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--report", help="folder for results.json, junit.xml and report.md")
     conformance.add_argument("--workers", help="N or auto: run on N processes with pytest-xdist")
     conformance.set_defaults(run=command_conformance)
+    export = commands.add_parser("export", help="write the generated cases as portable vectors")
+    export.add_argument("--out", required=True, help="output folder")
+    export.add_argument("--ops", nargs="+", help="operators (default: all)")
+    export.add_argument("--feature-level", help="highest level to export (default: the highest)")
+    export.add_argument("--profile", default="ci", choices=["ci", "dev", "thorough"])
+    export.add_argument("--format", default="all", choices=["dxdispatch", "onnx", "all"])
+    export.add_argument("--large", action="store_true", help="keep cases over 1 MiB")
+    export.set_defaults(run=command_export)
+    vectors = commands.add_parser("run-vectors", help="run exported vectors against a backend")
+    vectors.add_argument("folder", help="a folder written by dmlspec export")
+    vectors.add_argument("--backend", default="jax")
+    vectors.set_defaults(run=command_run_vectors)
+    dispatch = commands.add_parser("dispatch", help="execute a DxDispatch model")
+    dispatch.add_argument("model", help="DxDispatch model JSON")
+    dispatch.add_argument("--backend", default="jax")
+    dispatch.add_argument(
+        "--allow-any-path", action="store_true", help="let sourcePath leave the model's folder"
+    )
+    dispatch.set_defaults(run=command_dispatch)
     return parser
 
 

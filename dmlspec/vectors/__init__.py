@@ -1,0 +1,1 @@
+"""Portable test vectors: export cases as DxDispatch models and ONNX node tests, run them back."""

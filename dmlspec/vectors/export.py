@@ -1,0 +1,267 @@
+"""`dmlspec export`: the generated cases as portable vectors.
+
+Per case, a folder named by its stable id holds a DxDispatch model (model.json: .npy resources
+for the inputs, the operator as its dispatchable, a dispatch and a print command), the
+expected output (expected_<Output>.npy, from the NumPy reference) and, where some output cells
+are undefined, their mask (undefined_<Output>.npy); and, where ONNX can express the case, the
+ONNX node-test layout (onnx/model.onnx, onnx/test_data_set_0/{input,output}_N.pb).
+manifest.json lists every case: id, operator, feature level, data types, files, comparison
+rule, and which cells are undefined (for colliding writes, the allowed values as bit patterns).
+The same command writes byte-identical files.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import reference
+from ..conformance.cases import Case, CellChoice, draw_case
+from ..model import Catalog, ExampleTensor, OperatorSpec
+from ..validation import check_requires, validate_operator
+
+__all__ = ["MAX_CASE_BYTES", "ExportedCase", "export", "iter_cases"]
+
+MAX_CASE_BYTES = 1 << 20
+PROPERTY_CASES = {"ci": 8, "dev": 30, "thorough": 100}
+FORMATS = ("dxdispatch", "onnx")
+
+
+@dataclass(frozen=True)
+class ExportedCase:
+    id: str
+    spec: OperatorSpec
+    case: Case
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def _example_case(catalog: Catalog, spec: OperatorSpec, example_id: str, level: str) -> Case | None:
+    example = next(e for e in spec.examples if e.id == example_id)
+    desc: dict[str, Any] = {}
+    inputs = {}
+    for name, value in example.valid_form:
+        if not isinstance(value, ExampleTensor):
+            desc[name] = value
+            continue
+        tensor = value.to_json()
+        values = tensor.pop("Values", None)
+        desc[name] = tensor
+        if name != spec.kernel.output:
+            if values is None:
+                return None
+            inputs[name] = np.array(
+                values, dtype=catalog.common.data_type(value.data_type or "").numpy
+            )
+    operator = {"type": spec.operator_type, "desc": desc}
+    levels = [
+        r.feature_level for r in spec.support if validate_operator(operator, r.feature_level).valid
+    ]
+    usable = [
+        lv
+        for lv in levels
+        if catalog.common.feature_level(lv).rank <= catalog.common.feature_level(level).rank
+    ]
+    return Case(operator, inputs, usable[-1], 0) if usable else None
+
+
+def iter_cases(
+    catalog: Catalog, operators: list[str], level: str, profile: str
+) -> Iterator[ExportedCase]:
+    """Documented examples, one case per support cell up to `level`, and seeded random cases."""
+    rank = catalog.common.feature_level(level).rank
+    for name in operators:
+        spec = catalog.operator(name)
+        prefix = spec.name.lower()
+        for example in spec.examples:
+            case = _example_case(catalog, spec, example.id, level)
+            if case is not None:
+                yield ExportedCase(f"{prefix}-example-{_safe(example.id)}", spec, case)
+        for row in spec.support:
+            if catalog.common.feature_level(row.feature_level).rank > rank:
+                continue
+            for cell in row.tensors:
+                keys = [("data_type", t) for t in cell.data_types] + [
+                    ("rank", str(n)) for n in cell.dimension_counts
+                ]
+                for kind, value in keys:
+                    choice = CellChoice(cell.tensor, kind, int(value) if kind == "rank" else value)
+                    seed = sum(map(ord, f"{row.feature_level}{cell.tensor}{kind}{value}"))
+                    case = draw_case(catalog, spec, row.feature_level, seed, choice)
+                    yield ExportedCase(
+                        f"{prefix}-cell-{row.feature_level}-{cell.tensor}-{kind}-{value}",
+                        spec,
+                        case,
+                    )
+        if catalog.support_row_at(spec, level) is not None:
+            for seed in range(PROPERTY_CASES[profile]):
+                yield ExportedCase(
+                    f"{prefix}-random-{seed:04d}",
+                    spec,
+                    draw_case(catalog, spec, level, 1000 + seed),
+                )
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _bits(values: list[Any], dtype: np.dtype[Any]) -> list[str]:
+    return [np.asarray(v, dtype=dtype).tobytes()[::-1].hex() for v in values]
+
+
+def _rule(catalog: Catalog, spec: OperatorSpec, output: str, data_type: str) -> dict[str, Any]:
+    rule = spec.semantics.comparison_for(output, catalog.common.data_type(data_type).kind)
+    entry: dict[str, Any] = {"rule": rule.rule}
+    if rule.rule == "ulp":
+        entry.update(
+            max_ulps=rule.max_ulps, ulp_scale=rule.ulp_scale.source if rule.ulp_scale else None
+        )
+    return entry
+
+
+def _json_value(value: Any) -> Any:
+    """A JSON number, or DxDispatch's "nan"/"inf"/"-inf" strings."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return "nan" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _dxdispatch_model(
+    spec: OperatorSpec, case: Case, outputs: dict[str, np.ndarray]
+) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    bindings = {}
+    for name, array in case.inputs.items():
+        # Inline values: DxDispatch's schema admits no file initializer (its Guide does; the
+        # same data sits beside the model as <name>.npy for other runners).
+        resources[name] = {
+            "initialValuesDataType": case.operator["desc"][name]["DataType"],
+            "initialValues": [_json_value(v) for v in array.reshape(-1).tolist()],
+        }
+        bindings[name] = name
+    for name, array in outputs.items():
+        resources[name] = {
+            "initialValuesDataType": case.operator["desc"][name]["DataType"],
+            "initialValues": {"valueCount": int(array.size), "value": 0},
+        }
+        bindings[name] = name
+    return {
+        "$schema": "./_schema.json",
+        "resources": resources,
+        "dispatchables": {"operator": case.operator},
+        "commands": [
+            {"type": "dispatch", "dispatchable": "operator", "bindings": bindings},
+            *({"type": "print", "resource": name} for name in outputs),
+        ],
+    }
+
+
+def _onnx_files(case: Case, outputs: dict[str, np.ndarray]) -> dict[str, bytes] | None:
+    from onnx import numpy_helper
+
+    from .onnx_graphs import graph_for
+
+    dtypes = {k: v.dtype for k, v in case.inputs.items()} | {k: v.dtype for k, v in outputs.items()}
+    model = graph_for(case.operator, dtypes)
+    if model is None:
+        return None
+    files = {"onnx/model.onnx": model.SerializeToString()}
+    for i, name in enumerate(i.name for i in model.graph.input):
+        files[f"onnx/test_data_set_0/input_{i}.pb"] = numpy_helper.from_array(
+            case.inputs[name], name
+        ).SerializeToString()
+    for i, name in enumerate(o.name for o in model.graph.output):
+        files[f"onnx/test_data_set_0/output_{i}.pb"] = numpy_helper.from_array(
+            outputs[name], name
+        ).SerializeToString()
+    return files
+
+
+def export(
+    catalog: Catalog,
+    out: Path,
+    operators: list[str],
+    level: str,
+    profile: str,
+    formats: tuple[str, ...],
+    large: bool = False,
+) -> dict[str, Any]:
+    """Write every case under `out`; return the manifest."""
+    manifest: dict[str, Any] = {
+        "format": "dmlspec-vectors/1",
+        "feature_level": level,
+        "profile": profile,
+        "cases": [],
+        "left_out": [],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for exported in iter_cases(catalog, operators, level, profile):
+        case, spec = exported.case, exported.spec
+        outputs, collisions = reference.run_recording(case.operator, case.inputs)
+        requires = check_requires(case.operator, case.inputs, case.feature_level)
+        files: dict[str, bytes] = {f"{n}.npy": _npy(a) for n, a in case.inputs.items()}
+        files |= {f"expected_{n}.npy": _npy(a) for n, a in outputs.items()}
+        entry: dict[str, Any] = {
+            "id": exported.id,
+            "operator": spec.operator_type,
+            "feature_level": case.feature_level,
+            "seed": case.seed,
+            "data_types": {
+                k: v["DataType"] for k, v in case.operator["desc"].items() if isinstance(v, dict)
+            },
+            "outputs": {},
+        }
+        for name, array in outputs.items():
+            undefined = requires.undefined.get(name)
+            output_entry = {
+                "expected": f"expected_{name}.npy",
+                **_rule(catalog, spec, name, case.operator["desc"][name]["DataType"]),
+            }
+            if undefined is not None and undefined.any():
+                files[f"undefined_{name}.npy"] = _npy(undefined)
+                output_entry["undefined"] = {
+                    "mask": f"undefined_{name}.npy",
+                    "values": requires.allowed[name],
+                }
+            if collisions.get(name):
+                output_entry["colliding_writes"] = {
+                    str(cell): _bits(values, array.dtype)
+                    for (cell,), values in sorted(collisions[name].items())
+                }
+            entry["outputs"][name] = output_entry
+        if "dxdispatch" in formats:
+            files["model.json"] = (
+                json.dumps(_dxdispatch_model(spec, case, outputs), indent=2, sort_keys=True) + "\n"
+            ).encode()
+        if "onnx" in formats:
+            onnx_files = _onnx_files(case, outputs)
+            if onnx_files is not None:
+                files |= onnx_files
+        size = sum(len(data) for data in files.values())
+        if size > MAX_CASE_BYTES and not large:
+            manifest["left_out"].append(
+                {"id": exported.id, "reason": f"{size} bytes, over {MAX_CASE_BYTES} (use --large)"}
+            )
+            continue
+        entry["files"] = sorted(files)
+        folder = out / exported.id
+        for relative, data in files.items():
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.exists() or target.read_bytes() != data:
+                target.write_bytes(data)
+        manifest["cases"].append(entry)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest

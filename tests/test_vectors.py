@@ -1,0 +1,276 @@
+"""Portable vectors (export, run-vectors) and DxDispatch interop (dispatch)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dmlspec import load_catalog
+from dmlspec.vectors import export as export_module
+from dmlspec.vectors.export import export
+
+from .conftest import REPO_ROOT
+
+CATALOG = load_catalog()
+
+
+def cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dmlspec", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("vectors")
+    result = cli("export", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_manifest_lists_every_case_with_its_rule_and_files(vectors: Path) -> None:
+    manifest = json.loads((vectors / "manifest.json").read_text())
+    ids = [case["id"] for case in manifest["cases"]]
+    assert len(ids) == len(set(ids)) > 400
+    assert "scatter_elements-example-example_1_1d_scatter" in ids
+    assert "fill_value_sequence-cell-5_0-OutputTensor-data_type-UINT64" in ids
+    overlap = next(
+        c for c in manifest["cases"] if c["id"] == "scatter_elements-example-example_1_1d_scatter"
+    )
+    assert overlap["outputs"]["OutputTensor"]["colliding_writes"] == {
+        "3": ["40a00000", "40e00000"]
+    }  # 5.0, 7.0
+    fill = next(
+        c
+        for c in manifest["cases"]
+        if c["id"].startswith("fill_value_sequence-cell-2_1-OutputTensor-data_type-FLOAT32")
+    )
+    assert fill["outputs"]["OutputTensor"]["rule"] == "ulp"
+    for case in manifest["cases"]:
+        assert all(ch.isalnum() or ch in "_.-" for ch in case["id"])
+        for name in case["files"]:
+            assert (vectors / case["id"] / name).is_file()
+        assert sum((vectors / case["id"] / n).stat().st_size for n in case["files"]) <= 1 << 20
+
+
+def test_export_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for out in (first, second):
+        assert (
+            cli("export", "--out", str(out), "--ops", "SCATTER", "FILL_VALUE_SEQUENCE").returncode
+            == 0
+        )
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    for relative in files:
+        assert (first / relative).read_bytes() == (second / relative).read_bytes(), relative
+
+
+def test_large_cases_are_left_out_unless_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(export_module, "MAX_CASE_BYTES", 400)
+    manifest = export(CATALOG, tmp_path / "small", ["GATHER_ND"], "6_4", "ci", ("dxdispatch",))
+    assert manifest["left_out"] and all("use --large" in e["reason"] for e in manifest["left_out"])
+    everything = export(
+        CATALOG, tmp_path / "all", ["GATHER_ND"], "6_4", "ci", ("dxdispatch",), large=True
+    )
+    assert not everything["left_out"]
+    assert len(everything["cases"]) == len(manifest["cases"]) + len(manifest["left_out"])
+
+
+def test_dxdispatch_models_match_the_dxdispatch_schema(vectors: Path, shared_dir: Path) -> None:
+    import jsonschema
+
+    schema = json.loads((shared_dir / "reference" / "dxdispatch" / "_schema.json").read_text())
+    # DxDispatch's schema declares draft 2020-12 but writes arrayInitializer's items as
+    # ["number", "string"], which is no schema in that draft (jsonschema cannot apply it). It
+    # means "each item a number or a string"; that, and nothing else, is corrected here.
+    array_initializer = schema["$defs"]["arrayInitializer"]
+    assert array_initializer["items"] == ["number", "string"]
+    array_initializer["items"] = {"type": ["number", "string"]}
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    models = sorted(vectors.glob("*/model.json"))
+    assert len(models) > 400
+    for model in models:
+        errors = list(validator.iter_errors(json.loads(model.read_text())))
+        assert not errors, (model, [e.message for e in errors[:3]])
+
+
+def test_exported_onnx_cases_pass_on_onnxruntime(vectors: Path) -> None:
+    """Every case ONNX can express passes on onnxruntime: no divergence to document."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import numpy_helper
+
+    manifest = json.loads((vectors / "manifest.json").read_text())
+    ran = 0
+    for case in manifest["cases"]:
+        folder = vectors / case["id"] / "onnx"
+        if not folder.is_dir():
+            continue
+        model = onnx.load(str(folder / "model.onnx"))
+        feeds = {}
+        for i, graph_input in enumerate(model.graph.input):
+            tensor = onnx.TensorProto()
+            tensor.ParseFromString((folder / "test_data_set_0" / f"input_{i}.pb").read_bytes())
+            feeds[graph_input.name] = numpy_helper.to_array(tensor)
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        (actual,) = session.run(None, feeds)
+        rules = case["outputs"]["OutputTensor"]
+        expected = np.load(vectors / case["id"] / rules["expected"])
+        defined = np.ones(expected.shape, dtype=bool)
+        if "undefined" in rules:
+            defined &= ~np.load(vectors / case["id"] / rules["undefined"]["mask"])
+        for cell in rules.get("colliding_writes", {}):
+            defined.reshape(-1)[int(cell)] = False
+        if rules["rule"] == "ulp":
+            # Range accumulates in float64 before one rounding Cast: far inside the tolerance.
+            close = np.isclose(
+                actual.astype(np.float64), expected.astype(np.float64), rtol=1e-3, equal_nan=True
+            )
+            assert (close | ~defined).all(), case["id"]
+        else:
+            assert (
+                actual.view(np.uint8).reshape(-1).tobytes()
+                == expected.view(np.uint8).reshape(-1).tobytes()
+            ) or (
+                (actual == expected)
+                | ~defined
+                | (np.isnan(actual) & np.isnan(expected) if actual.dtype.kind == "f" else False)
+            ).all(), case["id"]
+        ran += 1
+    assert ran > 400
+
+
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_export_then_run_vectors_round_trips(vectors: Path, backend: str) -> None:
+    result = cli("run-vectors", str(vectors), "--backend", backend)
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert result.stdout.strip().splitlines()[-1].startswith(f"{backend}: ")
+    assert " 0 failed" in result.stdout
+
+
+def test_run_vectors_fails_a_broken_backend(vectors: Path) -> None:
+    result = cli("run-vectors", str(vectors), "--backend", "tests.broken_backends:Float16AsFloat32")
+    assert result.returncode == 1
+    assert "FAILED" in result.stdout and "float32" in result.stdout
+
+
+def test_dispatch_prints_what_dxdispatch_prints(shared_dir: Path) -> None:
+    model = shared_dir / "reference" / "dxdispatch" / "dml_fill_value_sequence.json"
+    result = cli("dispatch", str(model))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Resource 'Out': 3.2, 4.7, 6.2, 7.7, 9.2\n"
+
+
+def test_dispatch_runs_an_exported_model(vectors: Path) -> None:
+    result = cli(
+        "dispatch",
+        str(vectors / "scatter_elements-example-example_2_2d_scatter" / "model.json"),
+        "--backend",
+        "numpy",
+    )
+    assert result.stdout == "Resource 'OutputTensor': 20, 11, 0, 10, 0, 22, 0, 21, 12\n"
+
+
+def _model(tmp_path: Path, model: object, name: str = "model.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(model) if not isinstance(model, str) else model)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("{", "/: invalid JSON at line 1 column 2"),
+        ({"resources": []}, "/resources: must be an object"),
+        (
+            {
+                "resources": {
+                    "a": {
+                        "initialValuesDataType": "FLOAT32",
+                        "initialValues": {"sourcePath": "../x.npy"},
+                    }
+                }
+            },
+            "/resources/a/initialValues/sourcePath: sourcePath '../x.npy' leaves the model's "
+            "folder (use --allow-any-path to allow it)",
+        ),
+        (
+            {
+                "resources": {
+                    "a": {
+                        "initialValuesDataType": "FLOAT32",
+                        "initialValues": {"sourcePath": "/etc/hostname"},
+                    }
+                }
+            },
+            "/resources/a/initialValues/sourcePath: sourcePath '/etc/hostname' leaves the "
+            "model's folder",
+        ),
+        (
+            {"resources": {"a": {"initialValuesDataType": "FLOAT128", "initialValues": [1]}}},
+            "/resources/a/initialValuesDataType: initialValuesDataType must be one of",
+        ),
+        (
+            {"resources": {"a": {"initialValuesDataType": "FLOAT32", "initialValues": [1, "x"]}}},
+            "/resources/a/initialValues/1: expected a number; got 'x'",
+        ),
+        (
+            {"dispatchables": {"g": {"type": "DML_OPERATOR_GEMM", "desc": {}}}},
+            "/dispatchables/g/type: dmlspec cannot run 'DML_OPERATOR_GEMM' yet",
+        ),
+        (
+            {"commands": [{"type": "dispatch", "dispatchable": "missing", "bindings": {}}]},
+            "/commands/0/dispatchable: no dispatchable 'missing'",
+        ),
+        (
+            {"commands": [{"type": "copy"}]},
+            "/commands/0/type: dmlspec runs dispatch and print commands; got 'copy'",
+        ),
+    ],
+)
+def test_dispatch_rejects_malformed_models_with_a_pointer(
+    tmp_path: Path, model: object, message: str
+) -> None:
+    result = cli("dispatch", str(_model(tmp_path, model)))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr, result.stderr
+
+
+def test_dispatch_reads_files_beside_the_model(tmp_path: Path) -> None:
+    np.save(tmp_path / "start.npy", np.array([1.5], np.float32))
+    (tmp_path / "raw.bin").write_bytes(np.array([4, 5, 6], np.uint32).tobytes())
+    model = {
+        "resources": {
+            "npy": {
+                "initialValuesDataType": "FLOAT32",
+                "initialValues": {"sourcePath": "start.npy"},
+            },
+            "raw": {"initialValuesDataType": "UINT32", "initialValues": {"sourcePath": "raw.bin"}},
+            "seq": {
+                "initialValuesDataType": "INT32",
+                "initialValues": {"valueCount": 3, "valueStart": -1, "valueDelta": 2},
+            },
+        },
+        "commands": [{"type": "print", "resource": name} for name in ("npy", "raw", "seq")],
+    }
+    result = cli("dispatch", str(_model(tmp_path, model)))
+    assert result.stdout.splitlines() == [
+        "Resource 'npy': 1.5",
+        "Resource 'raw': 4, 5, 6",
+        "Resource 'seq': -1, 1, 3",
+    ]
