@@ -87,8 +87,8 @@ def _compare(
     if rule.rule == "exact" or rule.ulp_scale is None or rule.max_ulps is None:
         return exact_mismatches(want, got, defined)
     env = bind_desc(catalog.common, spec, case.operator["desc"])
-    scale = np.empty(want.size, dtype=np.float64)
-    for k in range(want.size):
-        env.values["k"] = k
-        scale[k] = float(rule.ulp_scale.evaluate(env))  # type: ignore[arg-type]
+    env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
+    scale = np.broadcast_to(
+        np.asarray(rule.ulp_scale.evaluate(env), dtype=np.float64), (want.size,)
+    )
     return ulp_mismatches(want, got, scale.reshape(want.shape), rule.max_ulps, defined)

@@ -110,11 +110,19 @@ def _prod(facts: Facts, values: list[int]) -> int:
 
 
 def _min(facts: Facts, *values: Any) -> Any:
-    return min(values[0]) if len(values) == 1 else min(values)
+    if len(values) == 1:
+        return min(values[0])
+    if any(isinstance(v, np.ndarray) for v in values):  # element-wise, e.g. over k
+        return np.minimum.reduce(np.broadcast_arrays(*values))
+    return min(values)
 
 
 def _max(facts: Facts, *values: Any) -> Any:
-    return max(values[0]) if len(values) == 1 else max(values)
+    if len(values) == 1:
+        return max(values[0])
+    if any(isinstance(v, np.ndarray) for v in values):  # element-wise, e.g. over k
+        return np.maximum.reduce(np.broadcast_arrays(*values))
+    return max(values)
 
 
 def _pad_left_impl(facts: Facts, values: list[int], count: int, fill: int = 1) -> list[int]:

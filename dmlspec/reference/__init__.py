@@ -21,7 +21,7 @@ from .fill_value_sequence import fill_value_sequence
 from .gather_nd import gather_nd
 from .scatter_elements import scatter_elements
 from .scatter_nd import scatter_nd
-from .tensors import Writes, numpy_dtype, tensor_desc
+from .tensors import WriteLog, Writes, collisions, numpy_dtype, tensor_desc
 
 __all__ = ["Writes", "run", "run_recording"]
 
@@ -39,7 +39,7 @@ def run_recording(
     """Outputs by field name, and the cells written more than once with their values."""
     desc = operator["desc"]
     name = _short_type(operator)
-    writes: Writes = {}
+    writes: WriteLog = []
     if name == "SCATTER_ND":
         output = scatter_nd(
             np.asarray(inputs["InputTensor"]),
@@ -72,8 +72,8 @@ def run_recording(
         )
     else:
         raise Unsupported(f"the NumPy reference has no {operator.get('type')!r}")
-    collisions = {cell: values for cell, values in writes.items() if len(values) > 1}
-    return {"OutputTensor": output}, {"OutputTensor": collisions} if collisions else {}
+    repeated = collisions(writes)
+    return {"OutputTensor": output}, {"OutputTensor": repeated} if repeated else {}
 
 
 def run(operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:

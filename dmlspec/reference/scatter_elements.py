@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensors import Writes, position
+from .tensors import WriteLog, position
 
 
 def scatter_elements(
-    input: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int, writes: Writes
+    input: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int, writes: WriteLog
 ) -> np.ndarray:
     output = input.copy()
+    cells, values = [], []
     for element in np.ndindex(*indices.shape):
         index = position(indices[element], input.shape[axis])
         if index is None:
@@ -24,6 +25,7 @@ def scatter_elements(
         target = list(element)
         target[axis] = index
         output[tuple(target)] = updates[element]
-        cell = np.ravel_multi_index(tuple(target), input.shape)
-        writes.setdefault((int(cell),), []).append(updates[element])
+        cells.append(int(np.ravel_multi_index(tuple(target), input.shape)))
+        values.append(updates[element])
+    writes.append((np.array(cells, dtype=np.int64), np.array(values, dtype=updates.dtype)))
     return output

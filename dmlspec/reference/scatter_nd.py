@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensors import Writes, position
+from .tensors import WriteLog, position
 
 
 def scatter_nd(
@@ -13,7 +13,7 @@ def scatter_nd(
     updates: np.ndarray,
     input_dimension_count: int,
     indices_dimension_count: int,
-    writes: Writes,
+    writes: WriteLog,
 ) -> np.ndarray:
     output = input.copy()
     # The meaningful dimensions are the trailing ones; views share output's memory.
@@ -31,7 +31,7 @@ def scatter_nd(
             continue  # outside the input: the result is undefined; write nothing
         target = tuple(int(c) for c in coordinates if c is not None)
         data[target] = values[tuple_position]
-        for inner in np.ndindex(*data.shape[q:]):
-            cell = np.ravel_multi_index(target + inner, data.shape)
-            writes.setdefault((int(cell),), []).append(values[tuple_position][inner])
+        first = int(np.ravel_multi_index(target + (0,) * (data.ndim - q), data.shape))
+        block = np.asarray(values[tuple_position]).reshape(-1)
+        writes.append((first + np.arange(block.size, dtype=np.int64), block))
     return output

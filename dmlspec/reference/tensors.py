@@ -7,10 +7,27 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Writes", "numpy_dtype", "position", "tensor_desc"]
+__all__ = ["WriteLog", "Writes", "collisions", "numpy_dtype", "position", "tensor_desc"]
 
-# Output cell (a coordinate tuple) -> every value written to it, in order.
+# Output cell (a flat index, as a 1-tuple) -> every value written to it, in write order.
 Writes = dict[tuple[int, ...], list[Any]]
+# What a scatter wrote, in order: chunks of (flat output cells, values).
+WriteLog = list[tuple[np.ndarray, np.ndarray]]
+
+
+def collisions(log: WriteLog) -> Writes:
+    """The cells written more than once, with the values written there in order."""
+    if not log:
+        return {}
+    cells = np.concatenate([c for c, _ in log])
+    values = np.concatenate([v.reshape(-1) for _, v in log])
+    unique, counts = np.unique(cells, return_counts=True)
+    repeated = set(unique[counts > 1].tolist())
+    found: Writes = {}
+    for cell, value in zip(cells.tolist(), values, strict=True):
+        if cell in repeated:
+            found.setdefault((cell,), []).append(value)
+    return found
 
 
 def tensor_desc(raw: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -35,11 +35,9 @@ def _scale(rule: dict[str, Any], operator: dict[str, Any], count: int) -> np.nda
         if c.ulp_scale is not None and c.ulp_scale.source == rule["ulp_scale"]
     )
     env = bind_desc(catalog.common, spec, operator["desc"])
-    scale = np.empty(count)
-    for k in range(count):
-        env.values["k"] = k
-        scale[k] = float(comparison.ulp_scale.evaluate(env))  # type: ignore[union-attr, arg-type]
-    return scale
+    env.values["k"] = np.arange(count, dtype=np.float64)  # every element at once
+    values = comparison.ulp_scale.evaluate(env)  # type: ignore[union-attr]
+    return np.broadcast_to(np.asarray(values, dtype=np.float64), (count,))
 
 
 def run_vectors(
