@@ -108,3 +108,38 @@ def test_numpy_and_onnxruntime_pass(tmp_path: Path) -> None:
     for backend in ("numpy", "onnxruntime"):
         result = conformance(backend, tmp_path / backend)
         assert result.returncode == 0, (backend, result.stdout[-3000:])
+
+
+def test_backends_load_from_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    from dmlspec import backends
+
+    point = EntryPoint("mine", "tests.broken_backends:FirstWriteWins", backends.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(
+        backends,
+        "entry_points",
+        lambda group: [point] if group == backends.ENTRY_POINT_GROUP else [],
+    )
+    assert backends.load_backend("mine").name == "numpy"
+    monkeypatch.setenv(backends.ENVIRONMENT_VARIABLE, "mine")
+    assert type(backends.load_backend()).__name__ == "FirstWriteWins"
+
+
+def test_feature_level_may_lower_but_not_raise_the_backend_claim(tmp_path: Path) -> None:
+    raised = conformance("onnxruntime", tmp_path, "--feature-level", "6_0", "--ops", "GATHER_ND")
+    assert raised.returncode != 0
+    assert (
+        "--dml-feature-level 6_0 is above what onnxruntime claims (5_0)"
+        in raised.stdout + raised.stderr
+    )
+    lowered = conformance(
+        "jax", tmp_path / "lowered", "--feature-level", "2_1", "--ops", "GATHER_ND"
+    )
+    assert lowered.returncode == 0, lowered.stdout[-2000:]
+    results = json.loads((tmp_path / "lowered" / "results.json").read_text())
+    assert results["feature_level"] == "2_1"
+    boundary = [
+        t for t in results["tests"] if t["test"] == "test_rejects_cell_above_the_backend_level"
+    ]
+    assert boundary and all(t["outcome"] == "passed" for t in boundary)

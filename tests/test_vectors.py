@@ -274,3 +274,22 @@ def test_dispatch_reads_files_beside_the_model(tmp_path: Path) -> None:
         "Resource 'raw': 4, 5, 6",
         "Resource 'seq': -1, 1, 3",
     ]
+
+
+def test_allow_any_path_lets_a_model_read_outside_its_folder(tmp_path: Path) -> None:
+    np.save(tmp_path / "outside.npy", np.array([7, 8], np.int32))
+    model = {
+        "resources": {
+            "a": {
+                "initialValuesDataType": "INT32",
+                "initialValues": {"sourcePath": "../outside.npy"},
+            }
+        },
+        "commands": [{"type": "print", "resource": "a"}],
+    }
+    folder = tmp_path / "models"
+    folder.mkdir()
+    path = _model(folder, model)
+    assert cli("dispatch", str(path)).returncode == 2
+    allowed = cli("dispatch", str(path), "--allow-any-path")
+    assert allowed.stdout == "Resource 'a': 7, 8\n"

@@ -141,7 +141,10 @@ def _draw_sizes(rank: int, drawn: list[list[int]], rng: random.Random) -> list[i
             sizes[rng.randrange(rank)] = rng.randint(1, 5)
         return sizes
     ones = 0.45 if rank <= 4 else 0.8
-    return [1 if rng.random() < ones else rng.randint(2, 5) for _ in range(rank)]
+    sizes = [1 if rng.random() < ones else rng.randint(2, 5) for _ in range(rank)]
+    if rng.random() < 0.1:  # now and then a long innermost dimension (long fill sequences)
+        sizes[-1] = rng.randint(64, 4096)
+    return sizes
 
 
 def _scalar(kind: str, data_type: str | None, catalog: Catalog, rng: random.Random) -> int | float:

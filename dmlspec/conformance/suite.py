@@ -163,8 +163,20 @@ def check_negative(target: Target, operator: str, constraint_id: str) -> None:
     level = _highest_row_level(spec, target)
     bases = [draw_desc(catalog(), spec, level, random.Random(seed))["desc"] for seed in range(30)]
     broken = break_constraint(catalog(), spec, bases, constraint_id, level)
-    assert broken is not None, f"no desc breaking only {constraint_id} was found"
+    if broken is None:
+        highest = catalog().common.highest_feature_level.name
+        if level != highest and _breakable(spec, constraint_id, highest):
+            pytest.skip(
+                f"at {level} every desc breaking {constraint_id} also breaks the support row; "
+                f"it is tested alone from a higher level"
+            )
+        pytest.fail(f"no desc breaking only {constraint_id} was found")
     _expect_rejection(target, spec, broken, f"breaks only {constraint_id}")
+
+
+def _breakable(spec: OperatorSpec, constraint_id: str, level: str) -> bool:
+    bases = [draw_desc(catalog(), spec, level, random.Random(seed))["desc"] for seed in range(30)]
+    return break_constraint(catalog(), spec, bases, constraint_id, level) is not None
 
 
 def check_boundary(
