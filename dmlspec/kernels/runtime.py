@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -152,6 +154,30 @@ def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Pla
     )
 
 
+CACHE_VARIABLE = "DMLSPEC_JAX_CACHE"  # a folder, or "off"
+
+
+@functools.cache
+def enable_compilation_cache() -> Path | None:
+    """Turn on JAX's persistent compilation cache, once: $DMLSPEC_JAX_CACHE, else
+    $XDG_CACHE_HOME/dmlspec/jax (~/.cache/dmlspec/jax). "off" leaves it off, and a cache folder
+    the user already gave JAX is kept."""
+    setting = os.environ.get(CACHE_VARIABLE, "")
+    config: Any = jax.config  # JAX's config object is untyped
+    if setting.lower() == "off" or config.jax_compilation_cache_dir:
+        return None
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = Path(setting) if setting else base / "dmlspec" / "jax"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # a read-only home: run uncached
+    config.update("jax_compilation_cache_dir", str(folder))
+    config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return folder
+
+
 @functools.cache
 def _jitted(
     primitive: Callable[..., jax.Array],
@@ -190,6 +216,7 @@ def call_kernel(
     donated = None
     if donate and kernel.donate is not None:
         donated = [field for _, field in kernel.inputs].index(kernel.donate)
+    enable_compilation_cache()
     function = _jitted(kernel.primitive, parameters, tuple(n for n, _ in plan.static), donated)
     with jax.enable_x64(True):
         values = [jax.numpy.asarray(arrays[field]) for _, field in kernel.inputs]
