@@ -152,6 +152,50 @@ def test_donated_input_gives_the_same_result() -> None:
     assert np.asarray(given).tolist() == np.asarray(kept).tolist()
 
 
+def test_out_buffer_receives_the_result_for_every_operator() -> None:
+    data = np.arange(12, dtype=np.float32).reshape(4, 3)
+    sequence = ops.fill_value_sequence(
+        OutputTensor={"DataType": "FLOAT32", "Sizes": [2, 3]},
+        ValueStart=1.0,
+        ValueDelta=0.5,
+        out=jax.numpy.full((2, 3), 7, jax.numpy.float32),
+    )
+    assert np.asarray(sequence).tolist() == [[1.0, 1.5, 2.0], [2.5, 3.0, 3.5]]
+    rows = np.array([[2], [0]], np.int32)
+    gathered = ops.gather_nd(data, rows, out=jax.numpy.zeros((2, 3), jax.numpy.float32))
+    assert np.asarray(gathered).tolist() == [[6, 7, 8], [0, 1, 2]]
+    updates = np.full((2, 3), -1, np.float32)
+    scattered = ops.scatter_nd(data, rows, updates, out=jax.numpy.zeros((4, 3), np.float32))
+    assert np.asarray(scattered).tolist() == [[-1] * 3, [3, 4, 5], [-1] * 3, [9, 10, 11]]
+    moved = ops.scatter_elements(
+        data, np.zeros((1, 3), np.int32), updates[:1], Axis=0, out=jax.numpy.ones((4, 3))
+    )
+    assert np.asarray(moved)[0].tolist() == [-1, -1, -1]
+
+
+def test_out_buffer_of_the_wrong_shape_or_type_is_refused_clearly() -> None:
+    output = {"DataType": "INT32", "Sizes": [4]}
+    with pytest.raises(ValueError, match=r"shape \(4,\) and dtype int32; got shape \(5,\)"):
+        ops.fill_value_sequence(OutputTensor=output, out=jax.numpy.zeros(5, np.int32))
+    with pytest.raises(ValueError, match=r"dtype int32; got shape .* dtype float32"):
+        ops.fill_value_sequence(OutputTensor=output, out=jax.numpy.zeros(4, np.float32))
+
+
+def test_calls_differing_only_in_a_field_do_not_share_a_plan() -> None:
+    # Calls are cached per signature (shapes, dtypes, fields); a field change must re-plan.
+    output = {"DataType": "INT32", "Sizes": [3]}
+    first = ops.fill_value_sequence(OutputTensor=output, ValueStart=1, ValueDelta=2)
+    again = ops.fill_value_sequence(OutputTensor=output, ValueStart=1, ValueDelta=3)
+    longer = ops.fill_value_sequence(
+        OutputTensor={"DataType": "INT32", "Sizes": [4]}, ValueStart=1, ValueDelta=3
+    )
+    as_list = ops.gather_nd([[1.5, 2.5], [3.5, 4.5]], [[1]])
+    assert np.asarray(first).tolist() == [1, 3, 5]
+    assert np.asarray(again).tolist() == [1, 4, 7]
+    assert np.asarray(longer).tolist() == [1, 4, 7, 10]
+    assert np.asarray(as_list).tolist() == [[3.5, 4.5]]
+
+
 def test_64_bit_values_are_exact_without_a_global_flag() -> None:
     big = np.array([2**63 + 7, 2**40 + 3, 1], dtype=np.uint64)
     moved = ops.scatter_elements(

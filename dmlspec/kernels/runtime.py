@@ -181,24 +181,70 @@ def enable_compilation_cache() -> Path | None:
 @functools.cache
 def _jitted(
     primitive: Callable[..., jax.Array],
-    parameters: tuple[str, ...],
-    static: tuple[str, ...],
-    donate: int | None,
+    static: tuple[tuple[str, Any], ...],
+    shape: tuple[int, ...],
+    dtype: str,
+    donate: tuple[int, ...],
+    with_out: bool,
 ) -> Callable[..., jax.Array]:
-    # The result's shape and dtype ride along as static arguments; their names start with an
-    # underscore so they cannot clash with a primitive's own parameters.
-    def traced(
-        *arrays: jax.Array, _shape: tuple[int, ...], _dtype: str, **params: Any
-    ) -> jax.Array:
+    """The primitive jitted with its static parameters, result shape and dtype bound. With
+    `with_out` it takes one more (unused) argument, the buffer the result is written into."""
+    parameters = dict(static)
+
+    def traced(*arrays: jax.Array) -> jax.Array:
         global _traces
         _traces += 1  # runs only while tracing
-        return primitive(*arrays, **params).reshape(_shape).astype(_dtype)
+        inputs = arrays[:-1] if with_out else arrays
+        return primitive(*inputs, **parameters).reshape(shape).astype(dtype)
 
-    return jax.jit(
-        traced,
-        static_argnames=(*static, "_shape", "_dtype"),
-        donate_argnums=() if donate is None else (donate,),
+    # keep_unused: an unused donated `out` would otherwise be pruned, and its buffer with it.
+    return jax.jit(traced, donate_argnums=donate, keep_unused=with_out)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable copy of nested dicts and lists."""
+    if isinstance(value, dict | Mapping):
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) if isinstance(v, dict | list | tuple) else v for v in value)
+    return value
+
+
+def _prepare(
+    kernel: KernelTable,
+    arrays: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    outputs: Mapping[str, Mapping[str, Any]],
+    feature_level: str | None,
+    donate: bool,
+    out: Any,
+) -> Callable[..., jax.Array]:
+    """The slow path, once per call signature: build and validate the desc, plan, jit."""
+    desc = build_desc(kernel, arrays, fields, outputs)
+    plan = _plan(kernel, json.dumps(desc, sort_keys=True), feature_level)
+    donated: list[int] = []
+    if donate and kernel.donate is not None:
+        donated.append([field for _, field in kernel.inputs].index(kernel.donate))
+    if out is not None:
+        actual = (tuple(out.shape), np.dtype(out.dtype).name)
+        if actual != (plan.output_sizes, plan.output_dtype):
+            raise ValueError(
+                f"out must be shaped and typed as {kernel.output}: shape {plan.output_sizes} "
+                f"and dtype {plan.output_dtype}; got shape {actual[0]} and dtype {actual[1]}"
+            )
+        donated.append(len(kernel.inputs))
+    enable_compilation_cache()
+    return _jitted(
+        kernel.primitive,
+        plan.static,
+        plan.output_sizes,
+        plan.output_dtype,
+        tuple(donated),
+        out is not None,
     )
+
+
+_calls: dict[tuple[Any, ...], Callable[..., jax.Array]] = {}
 
 
 def call_kernel(
@@ -208,24 +254,42 @@ def call_kernel(
     outputs: Mapping[str, Mapping[str, Any]] | None = None,
     feature_level: str | None = None,
     donate: bool = False,
+    out: Any = None,
 ) -> jax.Array:
-    """Validate (cached per desc) and run the jitted primitive; return the output array."""
-    desc = build_desc(kernel, arrays, fields, outputs or {})
-    plan = _plan(kernel, json.dumps(desc, sort_keys=True), feature_level)
-    parameters = tuple(p for p, _ in kernel.inputs)
-    donated = None
-    if donate and kernel.donate is not None:
-        donated = [field for _, field in kernel.inputs].index(kernel.donate)
-    enable_compilation_cache()
-    function = _jitted(kernel.primitive, parameters, tuple(n for n, _ in plan.static), donated)
+    """Validate (once per call signature) and run the jitted primitive; return the output.
+
+    `out`, a jax.Array shaped and typed like the output, is donated: the result is written
+    into its buffer, which saves allocating (and page-faulting) a fresh one."""
+    values = [arrays[field] for _, field in kernel.inputs]
+    if not all(hasattr(v, "dtype") for v in values):
+        values = [v if hasattr(v, "dtype") else np.asarray(v) for v in values]
+    # What a call's desc depends on: the arrays' shapes and dtypes and the keyword fields.
+    # This runs on every call, so it stays lean: scalar fields hash as they are.
+    scalars: tuple[Any, ...] = tuple(fields.items())
+    try:
+        hash(scalars)
+    except TypeError:  # a list-valued field
+        scalars = _frozen(fields)
+    key = (
+        kernel,
+        *[(v.shape, v.dtype) for v in values],
+        scalars,
+        _frozen(outputs) if outputs else (),
+        feature_level,
+        donate,
+        None if out is None else (out.shape, out.dtype),
+    )
+    function = _calls.get(key)
+    if function is None:
+        named = {field: value for (_, field), value in zip(kernel.inputs, values, strict=True)}
+        function = _prepare(kernel, named, fields, outputs or {}, feature_level, donate, out)
+        if len(_calls) >= _CACHE_LIMIT:
+            _calls.clear()
+        _calls[key] = function
+    if out is not None:
+        values.append(out)
     with jax.enable_x64(True):
-        values = [jax.numpy.asarray(arrays[field]) for _, field in kernel.inputs]
-        return function(
-            *values,
-            _shape=plan.output_sizes,
-            _dtype=plan.output_dtype,
-            **dict(plan.static),
-        )
+        return function(*values)
 
 
 def run_operator(

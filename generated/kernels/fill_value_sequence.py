@@ -81,6 +81,7 @@ def fill_value_sequence(
     ValueStart: float | None = None,
     ValueDelta: float | None = None,
     feature_level: str | None = None,
+    out: jax.Array | None = None,
 ) -> jax.Array:
     """Fills a tensor with a sequence.
 
@@ -100,7 +101,10 @@ def fill_value_sequence(
     determining how to interpret the field. Default: 1.
 
     feature_level: validate against this DirectML feature level (default: the highest). An
-    invalid desc raises dmlspec.InvalidOperator naming the constraint ids.
+    invalid desc raises dmlspec.InvalidOperator naming the constraint ids. out: a jax.Array
+    shaped and typed like OutputTensor, whose buffer the result is written into (it is donated:
+    do not use it afterwards); repeated calls then reuse one buffer instead of allocating and
+    page-faulting a fresh output each time.
 
     Example (Example 1. 1D ascending step): called with ValueStart=3, ValueDelta=2,
     ValueDataType='DML_TENSOR_DATA_TYPE_FLOAT32', it returns [[[[3, 5, 7]]]].
@@ -112,6 +116,7 @@ def fill_value_sequence(
         {"OutputTensor": OutputTensor},
         feature_level,
         False,
+        out,
     )
 
 

@@ -88,6 +88,7 @@ def gather_nd(
     InputDimensionCount: int | None = None,
     IndicesDimensionCount: int | None = None,
     feature_level: str | None = None,
+    out: jax.Array | None = None,
 ) -> jax.Array:
     """Gathers elements from the input tensor, using the indices tensor to remap indices to entire
     subblocks of the input.
@@ -104,7 +105,10 @@ def gather_nd(
     *IndicesTensor.DimensionCount*]. Default: IndicesTensor.DimensionCount.
 
     feature_level: validate against this DirectML feature level (default: the highest). An
-    invalid desc raises dmlspec.InvalidOperator naming the constraint ids.
+    invalid desc raises dmlspec.InvalidOperator naming the constraint ids. out: a jax.Array
+    shaped and typed like OutputTensor, whose buffer the result is written into (it is donated:
+    do not use it afterwards); repeated calls then reuse one buffer instead of allocating and
+    page-faulting a fresh output each time.
 
     Example (Example 1. 1D remapping): called with InputDimensionCount=2,
     IndicesDimensionCount=2, InputTensor=np.array([[0, 1], [2, 3]], np.float32),
@@ -120,6 +124,7 @@ def gather_nd(
         {},
         feature_level,
         False,
+        out,
     )
 
 

@@ -74,6 +74,7 @@ def scatter_elements(
     Axis: int | None = None,
     feature_level: str | None = None,
     donate: bool = False,
+    out: jax.Array | None = None,
 ) -> jax.Array:
     """Copies the whole input tensor to the output, then overwrites selected indices with
     corresponding values from the updates tensor.
@@ -94,7 +95,10 @@ def scatter_elements(
 
     feature_level: validate against this DirectML feature level (default: the highest). An
     invalid desc raises dmlspec.InvalidOperator naming the constraint ids. donate=True lets the
-    kernel reuse the buffer of InputTensor (do not use that array afterwards).
+    kernel reuse the buffer of InputTensor (do not use that array afterwards). out: a jax.Array
+    shaped and typed like OutputTensor, whose buffer the result is written into (it is donated:
+    do not use it afterwards); repeated calls then reuse one buffer instead of allocating and
+    page-faulting a fresh output each time.
 
     Example (Example 1. 1D scatter): called with Axis=0, InputTensor=np.array([0, 1, 2, 3, 4],
     np.float32), IndicesTensor=np.array([3, 1, 3, 0], np.uint32), UpdatesTensor=np.array([5, 6,
@@ -111,6 +115,7 @@ def scatter_elements(
         {},
         feature_level,
         donate,
+        out,
     )
 
 

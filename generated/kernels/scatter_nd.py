@@ -85,6 +85,7 @@ def scatter_nd(
     IndicesDimensionCount: int | None = None,
     feature_level: str | None = None,
     donate: bool = False,
+    out: jax.Array | None = None,
 ) -> jax.Array:
     """Copies the whole input tensor to the output, then overwrites selected indices with
     corresponding values from the updates tensor.
@@ -104,7 +105,10 @@ def scatter_nd(
 
     feature_level: validate against this DirectML feature level (default: the highest). An
     invalid desc raises dmlspec.InvalidOperator naming the constraint ids. donate=True lets the
-    kernel reuse the buffer of InputTensor (do not use that array afterwards).
+    kernel reuse the buffer of InputTensor (do not use that array afterwards). out: a jax.Array
+    shaped and typed like OutputTensor, whose buffer the result is written into (it is donated:
+    do not use it afterwards); repeated calls then reuse one buffer instead of allocating and
+    page-faulting a fresh output each time.
 
     Example (the documented example 'example'): called with InputTensor=np.array([[1, 2, 3, 4, 5,
     6, 7, 8]], np.float32), IndicesTensor=np.array([[4], [3], [1], [7]], np.uint32),
@@ -125,6 +129,7 @@ def scatter_nd(
         {},
         feature_level,
         donate,
+        out,
     )
 
 

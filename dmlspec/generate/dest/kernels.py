@@ -145,6 +145,7 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
     keywords.append("    feature_level: str | None = None,")
     if kernel.donate:
         keywords.append("    donate: bool = False,")
+    keywords.append("    out: jax.Array | None = None,")
     lines.append(f"def {function}(")
     lines += parameters
     lines.append("    *,")
@@ -157,6 +158,7 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
     lines += [
         "        feature_level,",
         f"        {'donate' if kernel.donate else 'False'},",
+        "        out,",
         "    )",
         "",
         "",
@@ -239,6 +241,9 @@ def _function_doc(
             if kernel.donate
             else ""
         )
+        + f" out: a jax.Array shaped and typed like {kernel.output}, whose buffer the result is"
+        " written into (it is donated: do not use it afterwards); repeated calls then reuse one"
+        " buffer instead of allocating and page-faulting a fresh output each time."
     )
     example = _example(catalog, spec)
     if example is not None:
