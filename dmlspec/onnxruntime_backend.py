@@ -164,17 +164,21 @@ def _fill(sizes: tuple[int, ...], dtype: np.dtype[Any], start: float, delta: flo
     if dtype.kind in "iu":
         bits = dtype.itemsize * 8
         held = [int(v) % 2**bits for v in (start, delta)]
+        # Signed values (two's complement); UINT64 values above 2^63 too, since the int64
+        # result cast back to uint64 has the same bits.
         first, step = [
-            v - 2**bits if dtype.kind == "i" and v >= 2 ** (bits - 1) else v for v in held
+            v - 2**bits if (dtype.kind == "i" or bits == 64) and v >= 2 ** (bits - 1) else v
+            for v in held
         ]
         last = first + (count - 1) * step
-        if not (min(first, last) >= -(2**63) and max(first, last) < 2**63):
+        limit = last + (1 if step > 0 else -1)  # makes Range yield exactly `count` values
+        if not (min(first, limit) >= -(2**63) and max(first, limit) < 2**63):
             raise Unsupported("the sequence leaves int64, where ONNX Range runs")
         sequence = _run(
             "Range",
             {
                 "start": np.array(first, np.int64),
-                "limit": np.array(first + count * step, np.int64),
+                "limit": np.array(limit, np.int64),
                 "delta": np.array(step, np.int64),
             },
             np.int64,

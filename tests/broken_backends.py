@@ -202,5 +202,6 @@ class DocumentsItsDivergence(Float16AsFloat32):
     expected_failures: ClassVar[list[dict[str, str]]] = [
         {"pattern": "test_support_cell[*FLOAT16*]", "reason": "returns float32 for FLOAT16"},
         {"pattern": "test_random_valid_case", "reason": "may draw FLOAT16"},
+        {"pattern": "test_support_cell[*-rank-*]", "reason": "a rank cell may draw FLOAT16"},
         {"pattern": "test_documented_example[*]", "reason": "stale: the examples are not FLOAT16"},
     ]

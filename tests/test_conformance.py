@@ -143,3 +143,33 @@ def test_feature_level_may_lower_but_not_raise_the_backend_claim(tmp_path: Path)
         t for t in results["tests"] if t["test"] == "test_rejects_cell_above_the_backend_level"
     ]
     assert boundary and all(t["outcome"] == "passed" for t in boundary)
+
+
+@pytest.mark.parametrize(
+    ("data_type", "start", "delta"),
+    [
+        ("UINT64", 2**64 - 5, 3),
+        ("INT64", 2**64 + 3, -2),
+        ("INT8", 127, 1),
+        ("UINT32", 2**32 - 2, 1),
+    ],
+)
+def test_onnxruntime_fill_wraps_64_bit_values_like_the_reference(
+    data_type: str, start: int, delta: int
+) -> None:
+    pytest.importorskip("onnxruntime")
+    from dmlspec import reference
+    from dmlspec.backends import load_backend
+
+    operator = {
+        "type": "DML_OPERATOR_FILL_VALUE_SEQUENCE",
+        "desc": {
+            "ValueDataType": data_type,
+            "ValueStart": start,
+            "ValueDelta": delta,
+            "OutputTensor": {"DataType": data_type, "Sizes": [5]},
+        },
+    }
+    expected = reference.run(operator, {})["OutputTensor"]
+    actual = load_backend("onnxruntime").run(operator, {})["OutputTensor"]
+    assert actual.dtype == expected.dtype and actual.tolist() == expected.tolist()
