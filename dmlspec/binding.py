@@ -134,6 +134,19 @@ def evaluate_constraints(
     return outcomes
 
 
+_DEFINITIONS: dict[int, tuple[m.OperatorSpec, dict[str, Any]]] = {}
+
+
+def definition_trees(spec: m.OperatorSpec) -> dict[str, Any]:
+    """The spec's named definitions as expression trees: one dict per spec, so memos keyed by
+    identity (expr.solve.references) hit across calls. Do not modify it."""
+    hit = _DEFINITIONS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        hit = (spec, {d.name: d.expr.tree for d in spec.definitions})
+        _DEFINITIONS[id(spec)] = hit
+    return hit[1]
+
+
 def derive_members(
     common: m.CommonSpec,
     spec: m.OperatorSpec,
@@ -145,7 +158,7 @@ def derive_members(
     constraints (except those in `exclude`), given the other fields. Raises ValueError if a
     target has no derivation or needs a value that is neither given nor derivable."""
     wanted = list(targets)
-    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    definitions = definition_trees(spec)
     skipped = set(exclude)
     rules = ((c.id, c.expr.tree) for c in spec.constraints if c.id not in skipped)
     available = {d.target: d for d in derivations(rules, definitions)}

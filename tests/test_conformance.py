@@ -99,6 +99,14 @@ def test_jax_passes_and_hits_every_support_cell_in_the_ci_profile(tmp_path: Path
     header = next(line for line in result.stdout.splitlines() if line.startswith("operator"))
     assert header.split()[:3] == ["operator", "data", "type"]
     assert "support cells hit 484/484" in result.stdout
+    # Cases counted across both workers: every passed test ran at least one.
+    passed = [t for t in results["tests"] if t["outcome"] == "passed"]
+    assert results["cases"] >= len(passed) and f"{results['cases']} cases run" in result.stdout
+    # Each support-cell test is filed under its case's output data type.
+    cells = [t for t in passed if t["test"] == "test_support_cell"]
+    assert all(t["data_type"] != "-" for t in cells)
+    outputs = [t for t in cells if t["kind"] == "data_type" and t["tensor"] == "OutputTensor"]
+    assert outputs and all(t["data_type"] == t["value"] for t in outputs)
 
 
 def test_numpy_and_onnxruntime_pass(tmp_path: Path) -> None:

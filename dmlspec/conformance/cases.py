@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..binding import bind_desc, derive_members
+from ..binding import bind_desc, definition_trees, derive_members
 from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import derivations, target_of
 from ..model import Catalog, OperatorSpec, SupportRow
@@ -74,7 +74,7 @@ def type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
             member == "DataType" and kinds.get(name) == "data_type"
         )
 
-    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    definitions = definition_trees(spec)
     links = [
         (d.target, target_of(d.expr))
         for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
@@ -178,7 +178,7 @@ def draw_desc(
     row = catalog.support_row_at(spec, level)
     if row is None:
         raise LookupError(f"{spec.name} does not exist at {level}")
-    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    definitions = definition_trees(spec)
     derivable = {
         d.target for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
     }

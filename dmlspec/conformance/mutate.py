@@ -12,7 +12,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from ..binding import derive_members
+from ..binding import definition_trees, derive_members
 from ..expr import ExpressionError
 from ..expr.solve import derivations
 from ..model import Catalog, OperatorSpec
@@ -25,7 +25,7 @@ Desc = dict[str, Any]
 
 def derivable(spec: OperatorSpec, exclude: tuple[str, ...] = ()) -> list[str]:
     """Sizes and data types the spec's equalities define (DimensionCount follows Sizes)."""
-    definitions = {d.name: d.expr.tree for d in spec.definitions}
+    definitions = definition_trees(spec)
     rules = [(c.id, c.expr.tree) for c in spec.constraints if c.id not in exclude]
     kinds = {f.name: f.kind for f in spec.fields}
     return [

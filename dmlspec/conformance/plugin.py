@@ -52,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _session_results.clear()
     config.stash[_RESULTS] = []
     _worker_cells.clear()
+    _worker_cases[0] = 0
     config.stash[_EXPECTED] = []
 
 
@@ -182,27 +183,33 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 # One pytest session per process: its results, and the coverage xdist workers sent.
 _session_results: list[dict[str, Any]] = []
 _worker_cells: Counter[tuple[str, ...]] = Counter()
+_worker_cases = [0]  # cases xdist workers ran
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     cells: Counter[tuple[str, ...]] = Counter()
+    cases = 0
     if _TARGET in config.stash:
         cells.update(config.stash[_TARGET].cells)
+        cases = config.stash[_TARGET].cases
     if hasattr(config, "workerinput"):  # an xdist worker: hand the coverage to the controller
         config.workeroutput["dml_cells"] = [[*cell, count] for cell, count in cells.items()]  # type: ignore[attr-defined]
+        config.workeroutput["dml_cases"] = cases  # type: ignore[attr-defined]
         return
     cells.update(_worker_cells)
     report_dir = config.getoption("dml_report")
     if report_dir and _session_results:
-        _write_results(config, Path(report_dir), cells)
+        _write_results(config, Path(report_dir), cells, cases + _worker_cases[0])
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist controller: merge a worker's coverage."""
-    for *cell, count in getattr(node, "workeroutput", {}).get("dml_cells", []):
+    output = getattr(node, "workeroutput", {})
+    for *cell, count in output.get("dml_cells", []):
         _worker_cells[tuple(cell)] += count
+    _worker_cases[0] += output.get("dml_cases", 0)
 
 
 def coverage_table(
@@ -237,7 +244,9 @@ def coverage_table(
     return {"cells": rows, "total": len(rows), "hit": sum(1 for r in rows if r["hits"])}
 
 
-def _write_results(config: pytest.Config, folder: Path, cells: Counter[tuple[str, ...]]) -> None:
+def _write_results(
+    config: pytest.Config, folder: Path, cells: Counter[tuple[str, ...]], cases: int
+) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     target = _target(config)
     operators = {r["operator"] for r in _session_results}
@@ -247,6 +256,7 @@ def _write_results(config: pytest.Config, folder: Path, cells: Counter[tuple[str
         "backend": target.backend.name,
         "feature_level": target.feature_level,
         "tests": _session_results,
+        "cases": cases,
         "coverage": coverage_table(target.feature_level, operators, cells),
         "expected_failures": [
             {"pattern": e["pattern"], "reason": e["reason"], "matched": e["used"]} for e in expected

@@ -36,6 +36,7 @@ def render_matrix(results: dict[str, Any]) -> str:
         f"{results['backend']} at feature level {results['feature_level']}: "
         + ", ".join(f"{totals.get(o, 0)} {o}" for o in OUTCOMES)
         + f"; support cells hit {coverage['hit']}/{coverage['total']}"
+        + (f"; {results['cases']} cases run" if "cases" in results else "")
     )
     return "\n".join(lines)
 

@@ -6,6 +6,7 @@ record) and the operator's name; the generated modules only list what to test.
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ __all__ = [
 
 Cell = tuple[str, str, str, str, str]  # operator, row level, tensor, kind, value
 CELL_ATTEMPTS = 4
+NEGATIVE_BASES = 30
 
 
 @cache
@@ -47,6 +49,7 @@ class Target:
     backend: Any
     feature_level: str
     cells: Counter[Cell] = field(default_factory=Counter)
+    cases: int = 0  # cases the backend was given (a property test gives it many)
     last_case: dict[str, str] | None = None  # the running test's output data type and level
 
     @property
@@ -67,9 +70,15 @@ class Target:
             ] += 1
 
 
+def _note(target: Target, spec: OperatorSpec, desc: dict[str, Any], level: str) -> None:
+    """Count a case and remember its output data type and level for the report."""
+    target.cases += 1
+    output = desc.get(spec.kernel.output, {})
+    target.last_case = {"data_type": str(output.get("DataType", "-")), "level": level}
+
+
 def _run(target: Target, spec: OperatorSpec, case: Case) -> None:
-    output = case.operator["desc"][spec.kernel.output]
-    target.last_case = {"data_type": str(output["DataType"]), "level": case.feature_level}
+    _note(target, spec, case.operator["desc"], case.feature_level)
     try:
         run_case(catalog(), spec, target.backend, case)
     except Unsupported as reason:
@@ -129,9 +138,12 @@ def check_cell(
     _level_claimed(target, level)
     spec = catalog().operator(operator)
     choice = CellChoice(tensor, kind, int(value) if kind == "rank" else value)
-    seed = _seed(operator, level, tensor, kind, value)
+    # The seed leaves out the tensor: cells of tensors that share a type group (Input, Updates
+    # and Output data types, say) then draw the same case, which the backend compiles once.
+    seed = _seed(operator, level, kind, value)
     for attempt in range(CELL_ATTEMPTS):  # a backend may decline some cases of a cell it runs
         case = draw_case(catalog(), spec, level, seed + attempt, choice)
+        _note(target, spec, case.operator["desc"], level)
         try:
             run_case(catalog(), spec, target.backend, case)
         except Unsupported as reason:
@@ -146,6 +158,8 @@ def check_property(target: Target, operator: str, seed: int) -> None:
     """A random valid case at the backend's level."""
     spec = catalog().operator(operator)
     _run(target, spec, draw_case(catalog(), spec, _highest_row_level(spec, target), seed))
+    if target.last_case is not None:  # one test, many cases: no single data type
+        target.last_case["data_type"] = "(random)"
 
 
 def _highest_row_level(spec: OperatorSpec, target: Target) -> str:
@@ -161,8 +175,7 @@ def check_negative(target: Target, operator: str, constraint_id: str) -> None:
         pytest.skip(f"{target.backend.name} does not validate descs (validates is False)")
     spec = catalog().operator(operator)
     level = _highest_row_level(spec, target)
-    bases = [draw_desc(catalog(), spec, level, random.Random(seed))["desc"] for seed in range(30)]
-    broken = break_constraint(catalog(), spec, bases, constraint_id, level)
+    broken = break_constraint(catalog(), spec, _bases(operator, level), constraint_id, level)
     if broken is None:
         highest = catalog().common.highest_feature_level.name
         if level != highest and _breakable(spec, constraint_id, highest):
@@ -171,12 +184,27 @@ def check_negative(target: Target, operator: str, constraint_id: str) -> None:
                 f"it is tested alone from a higher level"
             )
         pytest.fail(f"no desc breaking only {constraint_id} was found")
-    _expect_rejection(target, spec, broken, f"breaks only {constraint_id}")
+    _expect_rejection(target, spec, broken, level, f"breaks only {constraint_id}")
 
 
 def _breakable(spec: OperatorSpec, constraint_id: str, level: str) -> bool:
-    bases = [draw_desc(catalog(), spec, level, random.Random(seed))["desc"] for seed in range(30)]
+    bases = _bases(spec.name, level)
     return break_constraint(catalog(), spec, bases, constraint_id, level) is not None
+
+
+@cache
+def _base_descs(operator: str, level: str) -> tuple[str, ...]:
+    spec = catalog().operator(operator)
+    return tuple(
+        json.dumps(draw_desc(catalog(), spec, level, random.Random(seed))["desc"])
+        for seed in range(NEGATIVE_BASES)
+    )
+
+
+def _bases(operator: str, level: str) -> list[dict[str, Any]]:
+    """Valid descs to break one constraint of, drawn once per operator and level (fresh
+    copies each time: the mutation search edits them)."""
+    return [json.loads(desc) for desc in _base_descs(operator, level)]
 
 
 def check_boundary(
@@ -193,14 +221,15 @@ def check_boundary(
         catalog(), spec, level, random.Random(_seed(operator, level, tensor, kind, value)), choice
     )
     _expect_rejection(
-        target, spec, desc["desc"], f"uses {tensor} {kind} {value}, introduced at {level}"
+        target, spec, desc["desc"], level, f"uses {tensor} {kind} {value}, introduced at {level}"
     )
 
 
-def _expect_rejection(target: Target, spec: OperatorSpec, desc: dict[str, Any], why: str) -> None:
-    import json
-
+def _expect_rejection(
+    target: Target, spec: OperatorSpec, desc: dict[str, Any], level: str, why: str
+) -> None:
     operator = {"type": spec.operator_type, "desc": desc}
+    _note(target, spec, desc, level)
     inputs = {}
     for field_ in spec.tensor_fields:
         if not field_.is_output and field_.name in desc:

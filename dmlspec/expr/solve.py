@@ -34,8 +34,27 @@ def target_of(node: nodes.Node) -> str | None:
     return None
 
 
+# Memo for references(), keyed by object identity: test-case generation asks the same
+# questions of the same spec trees thousands of times. Entries keep their node and
+# definitions alive, so an id is never reused while its entry exists.
+_REFERENCES: dict[tuple[int, int], tuple[nodes.Node, object, frozenset[str]]] = {}
+_REFERENCES_LIMIT = 1 << 16
+
+
 def references(node: nodes.Node, definitions: Mapping[str, nodes.Node]) -> set[str]:
     """Every field and member a node reads, seeing through named definitions."""
+    key = (id(node), id(definitions))
+    hit = _REFERENCES.get(key)
+    if hit is not None and hit[0] is node and hit[1] is definitions:
+        return set(hit[2])
+    found = _references(node, definitions)
+    if len(_REFERENCES) >= _REFERENCES_LIMIT:
+        _REFERENCES.clear()
+    _REFERENCES[key] = (node, definitions, frozenset(found))
+    return found
+
+
+def _references(node: nodes.Node, definitions: Mapping[str, nodes.Node]) -> set[str]:
     found: set[str] = set()
     for child in nodes.walk(node):
         if isinstance(child, nodes.Member):
