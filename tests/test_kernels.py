@@ -210,6 +210,42 @@ def test_64_bit_values_are_exact_without_a_global_flag() -> None:
     assert jax.numpy.arange(2).dtype == np.int32  # the user's defaults are untouched
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_cache_blocked_scatter_elements_matches_the_reference(axis: int) -> None:
+    # Wide enough trailing dimensions (>= 2 blocks) that the blocked visiting order is used.
+    from dmlspec.kernels.primitives import SCATTER_BLOCK
+
+    rng = np.random.default_rng(7)
+    shape = (3, 6, 2 * SCATTER_BLOCK) if axis == 1 else (5, 2 * SCATTER_BLOCK)
+    data = rng.standard_normal(shape).astype(np.float32)
+    index_shape = (*shape[:axis], 4, *shape[axis + 1 :])
+    # Distinct targets per line (a permutation's prefix, some counted from the end): defined.
+    order = rng.permuted(
+        np.broadcast_to(
+            np.arange(shape[axis]).reshape((1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1)),
+            shape,
+        ),
+        axis=axis,
+    )
+    indices = np.take(order, np.arange(4), axis=axis).astype(np.int32)
+    indices = np.where(rng.random(index_shape) < 0.3, indices - shape[axis], indices)
+    updates = rng.standard_normal(index_shape).astype(np.float32)
+    operator = {
+        "type": "DML_OPERATOR_SCATTER_ELEMENTS",
+        "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": list(shape)},
+            "IndicesTensor": {"DataType": "INT32", "Sizes": list(index_shape)},
+            "UpdatesTensor": {"DataType": "FLOAT32", "Sizes": list(index_shape)},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": list(shape)},
+            "Axis": axis,
+        },
+    }
+    inputs = {"InputTensor": data, "IndicesTensor": indices, "UpdatesTensor": updates}
+    expected = reference.run(operator, inputs)["OutputTensor"]
+    actual = ops.scatter_elements(data, indices, updates, Axis=axis)
+    assert np.array_equal(np.asarray(actual), expected)
+
+
 def test_out_of_range_indices_do_not_crash_or_write_out_of_bounds() -> None:
     data = np.arange(4, dtype=np.float32)
     result = ops.scatter_elements(
