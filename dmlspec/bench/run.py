@@ -1,0 +1,272 @@
+"""The benchmark's command line: `python scripts/bench.py --help`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+DESCRIPTION = """\
+Time dmlspec's JAX kernels against their peers (numpy, onnxruntime, torch when installed) in
+one process, interleaved, on the same machine; measure the machine's copy bandwidth and the
+cost of a trivial jitted call in the same run; check the performance targets; time the
+conformance suite. Medians over --runs rounds after warm-up. GB/s counts bytes read plus
+bytes written that a perfect implementation needs (see dmlspec/bench/cases.py); the copy
+bandwidth counts np.copyto's reads plus writes the same way.
+"""
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench", description=DESCRIPTION)
+    parser.add_argument("--runs", type=int, default=15, help="timed rounds (default 15)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed rounds (default 3)")
+    parser.add_argument("--cases", nargs="+", metavar="CASE", help="only these cases")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument(
+        "--suite",
+        choices=("warm", "cold", "both", "none"),
+        default="warm",
+        help="time `dmlspec conformance --backend jax --profile ci` with the user's JAX "
+        "compilation cache (warm), an empty one (cold), both, or not at all",
+    )
+    parser.add_argument(
+        "--compilation-cache",
+        action="store_true",
+        help="let kernel timing use JAX's persistent compilation cache (off by default, so "
+        "first-call times are real compile times)",
+    )
+    parser.add_argument("--scale", type=float, default=1.0, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    if args.runs < 1 or args.warmup < 0:
+        print("bench: --runs must be at least 1 and --warmup at least 0", file=sys.stderr)
+        return 2
+    if not args.compilation_cache:
+        os.environ["DMLSPEC_JAX_CACHE"] = "off"
+    # Imported here: the cache setting above must be in place before any kernel runs.
+    import jax
+
+    from .cases import build_cases, trivial_call
+    from .peers import versions
+    from .suite import suite_throughput
+    from .targets import check_targets
+    from .timing import MiB, copy_bandwidth, fault_cost, time_variants
+
+    builders = build_cases(args.scale)
+    if args.list:
+        print("\n".join(builders))
+        return 0
+    names = args.cases or list(builders)
+    unknown = [n for n in names if n not in builders]
+    if unknown:
+        print(f"bench: unknown cases {unknown}; known: {', '.join(builders)}", file=sys.stderr)
+        return 2
+
+    device = jax.devices()[0]
+    copy_size = max(int(256 * MiB * min(args.scale, 1.0)), MiB)
+    copy_before, copy_seconds = copy_bandwidth(copy_size, args.runs)
+    fault_seconds = fault_cost()
+    machine = {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "jax_device": f"{device.platform}: {device.device_kind}",
+        "versions": versions(),
+    }
+    _print_header(machine, copy_before, copy_size, fault_seconds)
+    device_copy = _device_copy_bandwidth(copy_size, args.runs) if device.platform != "cpu" else None
+    if device_copy is not None:
+        print(
+            f"device copy bandwidth (jitted copy of {copy_size // MiB} MiB): {device_copy:.1f} GB/s"
+        )
+
+    timings = {}
+    cases_out = []
+    for name in names:
+        case = builders[name]()
+        variants = case.variants
+        calls = 1
+        if case.size == "small":
+            variants = [*variants, trivial_call()]
+            calls = 200
+        case_timings = time_variants(variants, args.runs, args.warmup, calls, case.expected)
+        timings[name] = case_timings
+        del case, variants
+        cases_out.append(_case_summary(name, case_timings, copy_before, device_copy))
+        _print_case(cases_out[-1])
+
+    copy_after, more_seconds = copy_bandwidth(copy_size, args.runs)
+    copy_gbps = 2 * copy_size / statistics.median(copy_seconds + more_seconds) / 1e9
+    print(
+        f"\ncopy bandwidth: {copy_before:.1f} GB/s before the cases, {copy_after:.1f} after; "
+        f"{copy_gbps:.1f} GB/s over both is the reference"
+    )
+    targets = check_targets(timings, device_copy or copy_gbps, fault_seconds)
+    _print_targets(targets)
+
+    suites = []
+    if args.suite != "none":
+        for cold in {"warm": [False], "cold": [True], "both": [True, False]}[args.suite]:
+            result = suite_throughput(cold=cold)
+            suites.append(result)
+            _print_suite(result)
+
+    if args.json:
+        payload = {
+            "machine": machine,
+            "copy_bandwidth_gbps": copy_gbps,
+            "device_copy_bandwidth_gbps": device_copy,
+            "seconds_per_page_fault": fault_seconds,
+            "runs": args.runs,
+            "warmup": args.warmup,
+            "cases": cases_out,
+            "targets": targets,
+            "suite": suites,
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        print(f"\nresults: {args.json}")
+    return 0
+
+
+def _device_copy_bandwidth(size: int, runs: int) -> float:
+    """An accelerator's copy bandwidth, measured the way the kernels run: a jitted copy into a
+    donated buffer, bytes read plus written."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    source = jnp.ones(size // 4, jnp.float32)
+    target = [jnp.zeros(size // 4, jnp.float32)]
+    copy = jax.jit(lambda out, x: x * 1.0, donate_argnums=0)
+    seconds = []
+    for index in range(runs + 2):
+        start = time.perf_counter()
+        target[0] = copy(target[0], source)
+        target[0].block_until_ready()
+        if index >= 2:
+            seconds.append(time.perf_counter() - start)
+    return 2 * size / statistics.median(seconds) / 1e9
+
+
+def _case_summary(
+    name: str, timings: list[Any], copy_gbps: float, device_copy: float | None
+) -> dict[str, Any]:
+    reference = device_copy or copy_gbps
+    # A peer that computed a wrong result is not a peer to compare with.
+    peers = [
+        t for t in timings if t.variant.library not in ("dmlspec", "jax") and t.correct is not False
+    ]
+    best_peer = {
+        mode: min(
+            (t for t in peers if t.variant.mode == mode), key=lambda t: t.median, default=None
+        )
+        for mode in ("new output", "in place")
+    }
+    best_any = min(peers, key=lambda t: t.median, default=None)
+    variants = []
+    for timing in timings:
+        variant = timing.variant
+        same_mode = best_peer.get(variant.mode)
+        variants.append(
+            {
+                "name": variant.name,
+                "library": variant.library,
+                "mode": variant.mode,
+                "median_seconds": timing.median,
+                "rounds": len(timing.seconds),
+                "gbps": timing.gigabytes_per_second,
+                "fraction_of_copy": timing.gigabytes_per_second / reference,
+                "ratio_to_best_peer": timing.median / best_any.median if best_any else None,
+                "ratio_to_best_peer_same_mode": (
+                    timing.median / same_mode.median if same_mode else None
+                ),
+                "first_call_seconds": timing.first_call,
+                "faults_per_call": timing.faults_per_call,
+                "correct": timing.correct,
+                "bytes_moved": variant.bytes_moved,
+            }
+        )
+    return {
+        "name": name,
+        "best_peer": (f"{best_any.variant.library} {best_any.variant.name}" if best_any else None),
+        "variants": variants,
+    }
+
+
+def _print_header(
+    machine: dict[str, Any], copy_gbps: float, copy_size: int, fault_seconds: float
+) -> None:
+    print(f"machine: {machine['platform']}, {machine['cpus']} CPUs; JAX on {machine['jax_device']}")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in machine["versions"].items()))
+    print(
+        f"copy bandwidth (np.copyto of {copy_size >> 20} MiB, read + write): {copy_gbps:.1f} GB/s;"
+        f" a fresh 4 KiB page costs {fault_seconds * 1e6:.2f} us to fault in"
+    )
+
+
+def _print_case(case: dict[str, Any]) -> None:
+    print(f"\n{case['name']} (best peer: {case['best_peer']})")
+    header = (
+        "variant",
+        "mode",
+        "median",
+        "GB/s",
+        "% copy",
+        "x best peer",
+        "faults",
+        "1st call",
+        "output",
+    )
+    rows = [header]
+    for v in case["variants"]:
+        median = v["median_seconds"]
+        rows.append(
+            (
+                f"{v['library']}: {v['name']}",
+                v["mode"],
+                f"{median * 1e3:.3f} ms" if median >= 1e-4 else f"{median * 1e6:.1f} us",
+                f"{v['gbps']:.1f}",
+                f"{v['fraction_of_copy']:.0%}",
+                f"{v['ratio_to_best_peer']:.2f}" if v["ratio_to_best_peer"] else "-",
+                f"{v['faults_per_call']:.0f}",
+                f"{v['first_call_seconds']:.3f} s",
+                {True: "ok", False: "WRONG", None: "-"}[v["correct"]],
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for row in rows:
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+
+
+def _print_targets(targets: list[dict[str, Any]]) -> None:
+    print("\ntargets (medians of this run):")
+    for entry in targets:
+        verdict = {True: "met   ", False: "MISSED", None: "n/a   "}[entry["met"]]
+        print(f"  {verdict} {entry['target']}: {entry['measured']}")
+        for note in entry.get("evidence", []):
+            print(f"           - {note}")
+
+
+def _print_suite(result: dict[str, Any]) -> None:
+    if "error" in result:
+        print(f"\nsuite: {result['error']}: " + " / ".join(result["output_tail"]))
+        return
+    print(
+        f"\nsuite: {result['command']} (JAX compilation cache: {result['compilation_cache']}): "
+        f"{result['tests']} tests, {result['cases']} cases in {result['wall_seconds']:.1f} s = "
+        f"{result['cases_per_second']:.1f} cases/s; {result['outcomes']}; "
+        f"coverage {result['coverage']}; exit {result['exit_code']}"
+    )

@@ -1,0 +1,54 @@
+"""Conformance-suite throughput: `dmlspec conformance` run as a user runs it, timed whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+__all__ = ["suite_throughput"]
+
+
+def suite_throughput(
+    backend: str = "jax", profile: str = "ci", ops: list[str] | None = None, cold: bool = False
+) -> dict[str, Any]:
+    """Wall time and cases per second of `dmlspec conformance --backend B --profile P`.
+    `cold` runs it with an empty JAX compilation cache (a first run on a new machine)."""
+    with tempfile.TemporaryDirectory(prefix="dmlspec-bench-") as scratch:
+        report = Path(scratch) / "report"
+        command = [sys.executable, "-m", "dmlspec", "conformance", "--backend", backend]
+        command += ["--profile", profile, "--report", str(report)]
+        if ops:
+            command += ["--ops", *ops]
+        environment = dict(os.environ)
+        if cold:
+            environment["DMLSPEC_JAX_CACHE"] = str(Path(scratch) / "jax-cache")
+        start = time.perf_counter()
+        finished = subprocess.run(
+            command, capture_output=True, text=True, env=environment, check=False
+        )
+        wall = time.perf_counter() - start
+        results_file = report / "results.json"
+        if not results_file.is_file():
+            tail = (finished.stdout + finished.stderr).strip().splitlines()[-5:]
+            return {"command": command, "error": "no results.json", "output_tail": tail}
+        results = json.loads(results_file.read_text())
+    outcomes = Counter(test["outcome"] for test in results["tests"])
+    cases = int(results.get("cases", 0))  # every case the backend was given
+    return {
+        "command": " ".join(["dmlspec", *command[3:-2]]),
+        "compilation_cache": "empty (cold)" if cold else "the user's (warm after a first run)",
+        "exit_code": finished.returncode,
+        "wall_seconds": wall,
+        "tests": sum(outcomes.values()),
+        "cases": cases,
+        "outcomes": dict(sorted(outcomes.items())),
+        "cases_per_second": cases / wall if wall else 0.0,
+        "coverage": f"{results['coverage']['hit']}/{results['coverage']['total']} cells",
+    }
