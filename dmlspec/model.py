@@ -36,18 +36,25 @@ __all__ = [
     "FieldRange",
     "Kernel",
     "NegativeIndices",
+    "OperatorSet",
     "OperatorSpec",
     "Semantics",
     "SupportRow",
     "TensorMember",
     "TensorSupport",
     "UndefinedEffect",
+    "Unencoded",
 ]
 
 Json = dict[str, Any]
 DATA_TYPE_ENUM = "DML_TENSOR_DATA_TYPE"
 FEATURE_LEVEL_ENUM = "DML_FEATURE_LEVEL"
 TENSOR_KINDS = ("input_tensor", "output_tensor")
+TENSOR_ARRAY_KINDS = ("input_tensor_array", "output_tensor_array")
+# Field kinds whose JSON value is a list sized by a count field (`_Field_size_(Count)`).
+ARRAY_KINDS = (*TENSOR_ARRAY_KINDS, "uint_array", "int_array", "float_array", "operator_desc_array")
+OPERATOR_DESC_KINDS = ("operator_desc", "operator_desc_array")
+SPEC_STATUSES = ("drafted", "curated")
 
 
 def _put(target: Json, key: str, value: Any) -> None:
@@ -234,6 +241,23 @@ class Constraint:
 
 
 @dataclass(frozen=True)
+class OperatorSet:
+    """A named set of operators an operator-desc field may hold (fused activations, ...)."""
+
+    name: str
+    operators: tuple[str, ...]  # short names, e.g. "ACTIVATION_RELU"
+    doc: str
+    sources: tuple[str, ...]
+    note: str | None = None
+
+    def to_json(self) -> Json:
+        data: Json = {"name": self.name, "operators": list(self.operators), "doc": self.doc}
+        data["sources"] = list(self.sources)
+        _put(data, "note", self.note)
+        return data
+
+
+@dataclass(frozen=True)
 class CommonSpec:
     """DirectML facts every operator shares (spec/common.json)."""
 
@@ -246,6 +270,7 @@ class CommonSpec:
     tensor_members: tuple[TensorMember, ...]
     dimension_count: tuple[DimensionCountRange, ...]
     tensor_constraints: tuple[Constraint, ...]
+    operator_sets: tuple[OperatorSet, ...] = ()
 
     # -- lookups ---------------------------------------------------------------------------
     def feature_level(self, name: str) -> FeatureLevel:
@@ -304,6 +329,7 @@ class CommonSpec:
                 "dimension_count": [r.to_json() for r in self.dimension_count],
                 "constraints": [c.to_json() for c in self.tensor_constraints],
             },
+            "operator_sets": [o.to_json() for o in self.operator_sets],
         }
 
 
@@ -334,22 +360,40 @@ class FieldRange:
 
 @dataclass(frozen=True)
 class Field:
+    """One member of the desc struct.
+
+    `kind` is one of input_tensor, output_tensor, input_tensor_array, output_tensor_array,
+    uint, uint64, int, float, bool, enum, data_type, scalar_union, uint_array, int_array,
+    float_array, scale_bias, size_2d, operator_desc, operator_desc_array.
+    """
+
     name: str
-    kind: str  # input_tensor, output_tensor, uint, int, float, bool, enum, data_type, scalar_union
+    kind: str
     c_type: str
     optional: bool
     doc: str
     enum: str | None = None
     value_type_field: str | None = None
+    count_field: str | None = None  # array kinds: the UINT field holding the element count
+    operator_set: str | None = None  # operator_desc kinds: names a common `operator_sets` entry
     range: FieldRange | None = None
 
     @property
     def is_tensor(self) -> bool:
+        """A single tensor desc (arrays of tensors are `is_tensor_array`)."""
         return self.kind in TENSOR_KINDS
 
     @property
+    def is_tensor_array(self) -> bool:
+        return self.kind in TENSOR_ARRAY_KINDS
+
+    @property
     def is_output(self) -> bool:
-        return self.kind == "output_tensor"
+        return self.kind in ("output_tensor", "output_tensor_array")
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind in ARRAY_KINDS
 
     def to_json(self) -> Json:
         data: Json = {
@@ -360,6 +404,8 @@ class Field:
         }
         _put(data, "enum", self.enum)
         _put(data, "value_type_field", self.value_type_field)
+        _put(data, "count_field", self.count_field)
+        _put(data, "operator_set", self.operator_set)
         data["doc"] = self.doc
         _put(data, "range", None if self.range is None else self.range.to_json())
         return data
@@ -397,6 +443,7 @@ class SupportRow:
     sources: tuple[str, ...]
     tensors: tuple[TensorSupport, ...]
     note: str | None = None
+    when: Expression | None = None  # the row applies only where this holds (REDUCE's functions)
 
     def tensor(self, name: str) -> TensorSupport:
         for support in self.tensors:
@@ -406,6 +453,7 @@ class SupportRow:
 
     def to_json(self) -> Json:
         data: Json = {"feature_level": self.feature_level, "sources": list(self.sources)}
+        _put(data, "when", None if self.when is None else self.when.source)
         _put(data, "note", self.note)
         data["tensors"] = [t.to_json() for t in self.tensors]
         return data
@@ -507,7 +555,15 @@ class ExampleTensor:
         return data
 
 
-ExampleValue = ExampleTensor | int | float | str
+ExampleValue = ExampleTensor | tuple[ExampleTensor, ...] | int | float | str
+
+
+def _example_json(value: ExampleValue) -> Any:
+    if isinstance(value, ExampleTensor):
+        return value.to_json()
+    if isinstance(value, tuple):  # a tensor array
+        return [item.to_json() for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -523,10 +579,7 @@ class ExampleFields:
         return dict(self.items)
 
     def to_json(self) -> Json:
-        return {
-            name: value.to_json() if isinstance(value, ExampleTensor) else value
-            for name, value in self.items
-        }
+        return {name: _example_json(value) for name, value in self.items}
 
 
 @dataclass(frozen=True)
@@ -567,6 +620,21 @@ class Example:
 
 
 @dataclass(frozen=True)
+class Unencoded:
+    """A normative sentence of a page that no constraint or support row encodes yet."""
+
+    doc: str
+    reason: str
+    field: str | None = None  # the field whose description holds it; None for page-level text
+
+    def to_json(self) -> Json:
+        data: Json = {"doc": self.doc}
+        _put(data, "field", self.field)
+        data["reason"] = self.reason
+        return data
+
+
+@dataclass(frozen=True)
 class Alias:
     operator_type: str
     struct: str
@@ -592,10 +660,31 @@ class OperatorSpec:
     explicit_constraints: tuple[Constraint, ...]
     range_constraints: tuple[Constraint, ...]  # derived from the fields' ranges
     support: tuple[SupportRow, ...]
-    semantics: Semantics
-    kernel: Kernel
+    semantics: Semantics | None
+    kernel: Kernel | None
     examples: tuple[Example, ...]
     notes: tuple[str, ...] = ()
+    status: str = "curated"  # "drafted": as `dmlspec draft` wrote it; "curated": edited by hand
+    unencoded: tuple[Unencoded, ...] = ()
+
+    @property
+    def checked_kernel(self) -> Kernel:
+        """The kernel, for code that runs operators; LookupError for one without a kernel."""
+        if self.kernel is None:
+            raise LookupError(f"{self.name} has no kernel yet (its spec has no 'kernel')")
+        return self.kernel
+
+    @property
+    def checked_semantics(self) -> Semantics:
+        """The semantics (comparison rules), for code that runs operators."""
+        if self.semantics is None:
+            raise LookupError(f"{self.name} has no semantics yet (its spec has no 'semantics')")
+        return self.semantics
+
+    @property
+    def encoded_sentences(self) -> frozenset[str]:
+        """The distinct doc sentences that constraints and field ranges encode."""
+        return frozenset(sentence for c in self.constraints for sentence in c.doc)
 
     @property
     def constraints(self) -> tuple[Constraint, ...]:
@@ -628,6 +717,7 @@ class OperatorSpec:
         data: Json = {
             "$schema": self.schema,
             "name": self.name,
+            "status": self.status,
             "operator_type": self.operator_type,
             "aliases": [a.to_json() for a in self.aliases],
             "struct": self.struct,
@@ -638,10 +728,11 @@ class OperatorSpec:
             "definitions": [d.to_json() for d in self.definitions],
             "constraints": [c.to_json() for c in self.explicit_constraints],
             "support": [r.to_json() for r in self.support],
-            "semantics": self.semantics.to_json(),
-            "kernel": self.kernel.to_json(),
-            "examples": [e.to_json() for e in self.examples],
         }
+        _put(data, "semantics", None if self.semantics is None else self.semantics.to_json())
+        _put(data, "kernel", None if self.kernel is None else self.kernel.to_json())
+        data["examples"] = [e.to_json() for e in self.examples]
+        _put(data, "unencoded", tuple(u.to_json() for u in self.unencoded))
         _put(data, "notes", self.notes)
         return data
 
@@ -668,9 +759,16 @@ class Catalog:
         """The support row in force at `level` ('and above' semantics), None below the first."""
         rank = self.common.feature_level(level).rank
         in_force = [
-            r for r in spec.support if self.common.feature_level(r.feature_level).rank <= rank
+            r
+            for r in spec.support
+            if r.when is None and self.common.feature_level(r.feature_level).rank <= rank
         ]
         return in_force[-1] if in_force else None
+
+    @property
+    def with_kernels(self) -> tuple[OperatorSpec, ...]:
+        """The operators dmlspec can run (a kernel, semantics and comparison rules)."""
+        return tuple(s for s in self.operators if s.kernel is not None and s.semantics is not None)
 
     def by_path(self) -> Mapping[str, OperatorSpec]:
         return {spec.path: spec for spec in self.operators}

@@ -8,7 +8,19 @@ from dataclasses import dataclass, field
 from . import nodes
 from .errors import ExpressionError
 from .functions import FUNCTIONS, TypeRuleError
-from .types import ARRAY, BOOL, INT, LIST, NUMBER, EnumType, TensorType, Type, is_assignable
+from .types import (
+    ARRAY,
+    BOOL,
+    INT,
+    LIST,
+    NUMBER,
+    TENSORS,
+    EnumType,
+    StructType,
+    TensorType,
+    Type,
+    is_assignable,
+)
 
 __all__ = ["EnumInfo", "Scope", "check"]
 
@@ -73,8 +85,10 @@ class _Checker:
             case nodes.Member():
                 return self.member_type(node)
             case nodes.Index(obj=obj, index=index):
-                self.expect(obj, LIST, "an indexed value")
                 self.expect(index, INT, "an index")
+                if self.type_of(obj) == TENSORS:
+                    return self.tensor_type(node)
+                self.expect(obj, LIST, "an indexed value")
                 return INT
             case nodes.Slice(obj=obj, lower=lower, upper=upper):
                 self.expect(obj, LIST, "a sliced value")
@@ -99,6 +113,13 @@ class _Checker:
             case nodes.Call():
                 return self.call_type(node)
         raise self.fail(f"unsupported expression node {type(node).__name__}", node)
+
+    def tensor_type(self, node: nodes.Node) -> Type:
+        """The tensor type of this scope (an element of a tensor array has it)."""
+        for candidate in self.scope.names.values():
+            if isinstance(candidate, TensorType):
+                return candidate
+        raise self.fail("no tensor type is known in this scope", node)
 
     def expect(self, node: nodes.Node, expected: Type, what: str) -> Type:
         actual = self.type_of(node)
@@ -126,6 +147,14 @@ class _Checker:
 
     def member_type(self, node: nodes.Member) -> Type:
         owner = self.type_of(node.obj)
+        if isinstance(owner, StructType):
+            struct_member = owner.member(node.member)
+            if struct_member is None:
+                known = ", ".join(name for name, _ in owner.members)
+                raise self.fail(
+                    f"{owner.name} has no member {node.member!r} (members: {known})", node
+                )
+            return struct_member
         if not isinstance(owner, TensorType):
             raise self.fail(f"'.{node.member}' needs a tensor; {node.obj.id!r} is {owner}", node)
         if node.member == DATA_MEMBER:

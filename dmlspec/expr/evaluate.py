@@ -144,6 +144,12 @@ class _Evaluator:
                 return all(self.value(v) for v in values)
             case nodes.BoolOp(values=values):
                 return any(self.value(v) for v in values)
+            case nodes.Call(func="present", args=(arg,)):
+                try:
+                    self.value(arg)
+                except Absent:
+                    return False
+                return True
             case nodes.Call(func=func, args=args):
                 arguments = [self.value(arg) for arg in args]
                 try:

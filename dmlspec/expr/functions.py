@@ -15,7 +15,21 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .types import ARRAY, BOOL, INT, LIST, MASK, NUMBER, EnumType, FlagsType, Type, is_assignable
+from .errors import Absent
+from .types import (
+    ARRAY,
+    BOOL,
+    INT,
+    LIST,
+    MASK,
+    NUMBER,
+    OPERATORS,
+    TENSORS,
+    EnumType,
+    FlagsType,
+    Type,
+    is_assignable,
+)
 
 __all__ = ["FUNCTIONS", "Facts", "Function", "TypeRuleError"]
 
@@ -103,6 +117,33 @@ def _in_bounds(args: Sequence[Type]) -> Type:
     if args[1] not in (INT, LIST):
         raise TypeRuleError(f"argument 2 must be int or list; got {args[1]}", 1)
     return MASK
+
+
+def _count(args: Sequence[Type]) -> Type:
+    if len(args) != 1 or args[0] not in (LIST, TENSORS, OPERATORS):
+        raise TypeRuleError("takes one list, tensor array or operator-desc array")
+    return INT
+
+
+def _present_rule(args: Sequence[Type]) -> Type:
+    if len(args) != 1:
+        raise TypeRuleError(f"takes 1 argument; got {len(args)}")
+    return BOOL
+
+
+def _present(facts: Facts, read: Callable[[], Any]) -> bool:
+    """`read` is a thunk: reading an absent optional value raises `Absent`."""
+    try:
+        read()
+    except Absent:
+        return False
+    return True
+
+
+def _broadcastable(facts: Facts, sizes: list[int], target: list[int]) -> bool:
+    return len(sizes) == len(target) and all(
+        s in (1, t) for s, t in zip(sizes, target, strict=True)
+    )
 
 
 def _prod(facts: Facts, values: list[int]) -> int:
@@ -243,10 +284,24 @@ def _target_cells(
 _FUNCTION_LIST = [
     Function(
         "len",
-        "len(xs: list) -> int",
-        "Number of items.",
-        _fixed(LIST, returns=INT),
+        "len(xs: list | tensors | operators) -> int",
+        "Number of items (of a list, a tensor array or an operator-desc array).",
+        _count,
         lambda facts, xs: len(xs),
+    ),
+    Function(
+        "present",
+        "present(field) -> bool",
+        "Whether the desc gives an optional field (or a definition that reads only given ones).",
+        _present_rule,
+        _present,
+    ),
+    Function(
+        "broadcastable",
+        "broadcastable(sizes: list, target: list) -> bool",
+        "Same length, and every size is 1 or equals the target's size in that dimension.",
+        _fixed(LIST, LIST, returns=BOOL),
+        _broadcastable,
     ),
     Function(
         "prod",

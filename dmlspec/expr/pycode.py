@@ -87,6 +87,9 @@ class _Renderer:
                     for v in values
                 ]
                 return f" {op} ".join(parts), level
+            case nodes.Call(func="present", args=(arg,)):
+                # Reading an absent value raises, so present() gets it unread, as a thunk.
+                return f"{self.function('present')}(lambda: {self.wrap(arg, _OR)})", _POSTFIX
             case nodes.Call(func=func, args=args):
                 arguments = ", ".join(self.wrap(a, _OR) for a in args)
                 return f"{self.function(func)}({arguments})", _POSTFIX

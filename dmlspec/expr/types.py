@@ -23,9 +23,13 @@ __all__ = [
     "LIST",
     "MASK",
     "NUMBER",
+    "OPERATOR",
+    "OPERATORS",
+    "TENSORS",
     "EnumType",
     "FlagsType",
     "SimpleType",
+    "StructType",
     "TensorType",
     "Type",
     "is_assignable",
@@ -76,12 +80,29 @@ class TensorType(Type):
         return "tensor"
 
 
+@dataclass(frozen=True)
+class StructType(Type):
+    """A nested DirectML struct (DML_SCALE_BIAS, DML_SIZE_2D): named members, read as `F.Member`."""
+
+    name: str
+    members: tuple[tuple[str, Type], ...]
+
+    def member(self, name: str) -> Type | None:
+        return dict(self.members).get(name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 INT = SimpleType("int")
 NUMBER = SimpleType("number")
 BOOL = SimpleType("bool")
 LIST = SimpleType("list")
 ARRAY = SimpleType("array")
 MASK = SimpleType("mask")
+TENSORS = SimpleType("tensors")  # an array of tensor descs (JOIN's InputTensors)
+OPERATOR = SimpleType("operator")  # an operator desc (a fused activation)
+OPERATORS = SimpleType("operators")  # an array of operator descs
 
 _SIMPLE = {t.name: t for t in (INT, NUMBER, BOOL, LIST, ARRAY, MASK)}
 

@@ -29,6 +29,7 @@ def render(catalog: Catalog, output_dir: Path) -> FileManager:
     files.add("kernels/__init__.py", render_kernels_package(catalog))
     for spec in catalog.operators:
         files.add(f"validators/{module_name(spec)}.py", render_validator(catalog, spec))
+    for spec in catalog.with_kernels:
         files.add(f"kernels/{module_name(spec)}.py", render_kernel(catalog, spec))
         files.add(suite_path(spec), render_suite(catalog, spec))
     return files

@@ -23,7 +23,7 @@ from .common import CommonBuilder
 from .operator import OperatorBuilder
 from .report import Report
 
-__all__ = ["default_spec_dir", "load_catalog"]
+__all__ = ["default_spec_dir", "load_catalog", "load_common"]
 
 COMMON_FILE = "common.json"
 OPERATORS_DIR = "operators"
@@ -41,6 +41,11 @@ def default_spec_dir() -> Path:
 def load_catalog(spec_dir: Path | None = None) -> m.Catalog:
     """Load and cross-check every spec; raise `SpecError` listing all problems."""
     return _CatalogLoader(spec_dir or default_spec_dir()).load()
+
+
+def load_common(spec_dir: Path | None = None) -> m.CommonSpec:
+    """Load spec/common.json alone (the drafter needs it while operator specs may be broken)."""
+    return _CatalogLoader(spec_dir or default_spec_dir()).load_common()
 
 
 class _CatalogLoader:
@@ -92,6 +97,22 @@ class _CatalogLoader:
         for where, message in sorted(errors):
             report.at(where, message)
         return not errors
+
+    def load_common(self) -> m.CommonSpec:
+        if not self.spec_dir.is_dir():
+            raise SpecError([Problem(str(self.spec_dir), "", "spec folder not found")])
+        validators = self.validators()
+        if validators is None:
+            raise SpecError(self.problems)
+        common_path = self.spec_dir / COMMON_FILE
+        report = Report(self.display(common_path), self.problems)
+        data = self.read(common_path, report)
+        common = None
+        if data is not None and self.schema_valid(validators[0], data, report):
+            common = CommonBuilder(self.display(common_path), data, report).build()
+        if common is None:
+            raise SpecError(self.problems)
+        return common
 
     def load(self) -> m.Catalog:
         if not self.spec_dir.is_dir():

@@ -7,7 +7,21 @@ from typing import Any
 
 from .. import model as m
 from ..expr import Expression, ExpressionError, Scope, compile_expression
-from ..expr.types import BOOL, INT, MASK, NUMBER, EnumType, TensorType, Type, is_assignable
+from ..expr.types import (
+    BOOL,
+    INT,
+    LIST,
+    MASK,
+    NUMBER,
+    OPERATOR,
+    OPERATORS,
+    TENSORS,
+    EnumType,
+    StructType,
+    TensorType,
+    Type,
+    is_assignable,
+)
 from .report import Report, known
 
 __all__ = ["ELEMENT_INDEX_NAME", "Builder", "field_type", "tensor_type", "unknown_level"]
@@ -15,7 +29,25 @@ __all__ = ["ELEMENT_INDEX_NAME", "Builder", "field_type", "tensor_type", "unknow
 TENSOR_SCOPE_NAME = "T"
 ELEMENT_INDEX_NAME = "k"  # element ordinal in comparison reference expressions
 
-_FIELD_TYPES: dict[str, Type] = {"uint": INT, "int": INT, "float": NUMBER, "bool": BOOL}
+_FIELD_TYPES: dict[str, Type] = {
+    "uint": INT,
+    "uint64": INT,
+    "int": INT,
+    "float": NUMBER,
+    "bool": BOOL,
+    "uint_array": LIST,
+    "int_array": LIST,
+    "float_array": LIST,
+    "input_tensor_array": TENSORS,
+    "output_tensor_array": TENSORS,
+    "operator_desc": OPERATOR,
+    "operator_desc_array": OPERATORS,
+}
+# Nested structs, members as the DirectML struct names them.
+STRUCT_TYPES: dict[str, StructType] = {
+    "scale_bias": StructType("DML_SCALE_BIAS", (("Scale", NUMBER), ("Bias", NUMBER))),
+    "size_2d": StructType("DML_SIZE_2D", (("Width", INT), ("Height", INT))),
+}
 
 
 class Builder:
@@ -183,6 +215,8 @@ def field_type(field: m.Field, common: m.CommonSpec) -> Type:
         return EnumType(field.enum or "")
     if field.kind == "scalar_union":
         return NUMBER
+    if field.kind in STRUCT_TYPES:
+        return STRUCT_TYPES[field.kind]
     return _FIELD_TYPES[field.kind]
 
 

@@ -36,9 +36,27 @@ class CommonBuilder(Builder):
         )
         # Tensor rules are type-checked against the members and enums built above.
         constraints = self.tensor_constraints(partial)
+        operator_sets = self.operator_sets()
         if self.report.count:
             return None
-        return replace(partial, tensor_constraints=tuple(constraints))
+        return replace(partial, tensor_constraints=tuple(constraints), operator_sets=operator_sets)
+
+    def operator_sets(self) -> tuple[m.OperatorSet, ...]:
+        sets, seen = [], set()
+        for i, raw in enumerate(self.data.get("operator_sets", [])):
+            at: list[str | int] = ["operator_sets", i]
+            if raw["name"] in seen:
+                self.report.at([*at, "name"], f"duplicate operator set {raw['name']!r}")
+            seen.add(raw["name"])
+            if len(set(raw["operators"])) != len(raw["operators"]):
+                self.report.at([*at, "operators"], "an operator set lists an operator twice")
+            sources = self.sources(raw["sources"], [*at, "sources"])
+            sets.append(
+                m.OperatorSet(
+                    raw["name"], tuple(raw["operators"]), raw["doc"], sources, raw.get("note")
+                )
+            )
+        return tuple(sets)
 
     def feature_levels(self) -> tuple[m.FeatureLevel, ...]:
         levels, seen = [], set()

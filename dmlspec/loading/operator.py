@@ -76,10 +76,15 @@ class OperatorBuilder(Builder):
                     ["constraints", i, "undefined", "tensor"],
                     output=True,
                 )
-        support = self.support(fields)
-        semantics = self.semantics(fields, names)
-        kernel = self.kernel(fields, scopes["error"])
+        support = self.support(fields, scopes["error"])
+        semantics = self.semantics(fields, names) if "semantics" in data else None
+        kernel = self.kernel(fields, scopes["error"]) if "kernel" in data else None
+        if kernel is not None and semantics is None:
+            self.report.at(
+                "/kernel", "an operator with a kernel needs semantics (comparison rules)"
+            )
         examples = self.examples(fields, known_ids)
+        unencoded = self.unencoded(fields)
         if self.report.count:
             return None
         return m.OperatorSpec(
@@ -101,7 +106,21 @@ class OperatorBuilder(Builder):
             kernel=kernel,
             examples=examples,
             notes=tuple(data.get("notes", [])),
+            status=data["status"],
+            unencoded=unencoded,
         )
+
+    def unencoded(self, fields: list[m.Field]) -> tuple[m.Unencoded, ...]:
+        names = {f.name for f in fields}
+        items = []
+        for i, raw in enumerate(self.data.get("unencoded", [])):
+            if "field" in raw and raw["field"] not in names:
+                self.report.at(
+                    ["unencoded", i, "field"],
+                    f"{raw['field']!r} is not a field of {self.name} (fields: {known(names)})",
+                )
+            items.append(m.Unencoded(raw["doc"], raw["reason"], raw.get("field")))
+        return tuple(items)
 
     # -- fields and definitions -----------------------------------------------------------
     def fields(self) -> list[m.Field]:
@@ -133,8 +152,10 @@ class OperatorBuilder(Builder):
                         [*at, "value_type_field"],
                         f"{raw['value_type_field']!r} is not a data_type field of {self.name}",
                     )
-            if "range" in raw and kind not in ("uint", "int", "float"):
+            if "range" in raw and kind not in ("uint", "uint64", "int", "float"):
                 self.report.at([*at, "range"], f"a {kind} field cannot have a numeric range")
+            self.check_count_field(raw, by_name, at)
+            self.check_operator_set(raw, at)
             fields.append(
                 m.Field(
                     name=raw["name"],
@@ -144,9 +165,39 @@ class OperatorBuilder(Builder):
                     doc=raw["doc"],
                     enum=raw.get("enum"),
                     value_type_field=raw.get("value_type_field"),
+                    count_field=raw.get("count_field"),
+                    operator_set=raw.get("operator_set"),
                 )
             )
         return fields
+
+    def check_count_field(
+        self, raw: Mapping[str, Any], by_name: Mapping[str, Any], at: list[str | int]
+    ) -> None:
+        is_array = raw["kind"] in m.ARRAY_KINDS
+        if is_array != ("count_field" in raw):
+            self.report.at(at, "a field has a 'count_field' exactly when its kind is an array")
+        elif is_array:
+            partner = by_name.get(raw["count_field"])
+            if partner is None or partner["kind"] != "uint":
+                self.report.at(
+                    [*at, "count_field"],
+                    f"{raw['count_field']!r} is not a uint field of {self.name}",
+                )
+
+    def check_operator_set(self, raw: Mapping[str, Any], at: list[str | int]) -> None:
+        wants_set = raw["kind"] in m.OPERATOR_DESC_KINDS
+        if wants_set != ("operator_set" in raw):
+            self.report.at(
+                at, "a field has an 'operator_set' exactly when its kind is an operator desc"
+            )
+        elif wants_set:
+            known_sets = [s.name for s in self.common.operator_sets]
+            if raw["operator_set"] not in known_sets:
+                self.report.at(
+                    [*at, "operator_set"],
+                    f"unknown operator set {raw['operator_set']!r} (known: {known(known_sets)})",
+                )
 
     def definitions(self, names: dict[str, Type]) -> list[m.Definition]:
         definitions = []
@@ -225,7 +276,11 @@ class OperatorBuilder(Builder):
         where: list[str | int],
         output: bool | None = None,
     ) -> m.Field | None:
-        tensors = [f for f in fields if f.is_tensor and (output is None or f.is_output == output)]
+        tensors = [
+            f
+            for f in fields
+            if (f.is_tensor or f.is_tensor_array) and (output is None or f.is_output == output)
+        ]
         for field in tensors:
             if field.name == name:
                 return field
@@ -238,37 +293,41 @@ class OperatorBuilder(Builder):
         )
         return None
 
-    def support(self, fields: list[m.Field]) -> tuple[m.SupportRow, ...]:
+    def support(self, fields: list[m.Field], scope: Scope) -> tuple[m.SupportRow, ...]:
+        """Rows ascend by level within each `when` group (one group for most operators)."""
         rows: list[m.SupportRow] = []
-        tensor_names = [f.name for f in fields if f.is_tensor]
-        seen_levels: dict[str, int] = {}
-        previous: m.SupportRow | None = None
+        tensor_names = [f.name for f in fields if f.is_tensor or f.is_tensor_array]
+        seen_levels: dict[tuple[str, str], int] = {}
+        previous: dict[str, m.SupportRow] = {}
         for i, raw in enumerate(self.data["support"]):
             at: list[str | int] = ["support", i]
             level = raw["feature_level"]
+            group = raw.get("when", "")
             if not self.level(level, [*at, "feature_level"]):
                 continue
-            if level in seen_levels:
+            when = self.compile_typed(group, scope, BOOL, [*at, "when"]) if group else None
+            if (level, group) in seen_levels:
                 self.report.at(
                     [*at, "feature_level"],
-                    f"support rows overlap: {level} already has row {seen_levels[level]}",
+                    f"support rows overlap: {level} already has row {seen_levels[level, group]}",
                 )
                 continue
-            seen_levels[level] = i
+            seen_levels[level, group] = i
             if self.level_ranks[level] < self.level_ranks.get(self.data["introduced"], 0):
                 self.report.at(
                     [*at, "feature_level"],
                     f"row {level} is below the level the operator was introduced "
                     f"({self.data['introduced']})",
                 )
+            before = previous.get(group)
             if (
-                previous is not None
-                and self.level_ranks[level] < self.level_ranks[previous.feature_level]
+                before is not None
+                and self.level_ranks[level] < self.level_ranks[before.feature_level]
             ):
                 self.report.at(
                     [*at, "feature_level"],
                     "support rows must be in ascending feature-level order "
-                    f"({level} after {previous.feature_level})",
+                    f"({level} after {before.feature_level})",
                 )
             tensors = self.support_tensors(raw["tensors"], level, fields, at)
             listed = [t.tensor for t in tensors]
@@ -280,11 +339,12 @@ class OperatorBuilder(Builder):
                 self.sources(raw["sources"], [*at, "sources"]),
                 tuple(tensors),
                 raw.get("note"),
+                when,
             )
-            if previous is not None:
-                self.check_superset(previous, row, at)
+            if before is not None:
+                self.check_superset(before, row, at)
             rows.append(row)
-            previous = row
+            previous[group] = row
         return tuple(rows)
 
     def support_tensors(
@@ -505,6 +565,12 @@ class OperatorBuilder(Builder):
             if field is None:
                 self.report.at([*at, name], f"unknown field {name!r} (fields: {known(by_name)})")
                 continue
+            if field.is_tensor_array:
+                if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                    self.report.at([*at, name], f"{name} must be a list of tensor objects")
+                    continue
+                items.append((name, tuple(_example_tensor(v) for v in value)))
+                continue
             if field.is_tensor != isinstance(value, dict):
                 expected = "a tensor object" if field.is_tensor else "a scalar"
                 self.report.at([*at, name], f"{name} must be {expected}")
@@ -585,6 +651,8 @@ class OperatorBuilder(Builder):
                 [*at, "errata"],
                 f"expected finding {finding!r} names no constraint or field of {self.name}",
             )
+        if self.data["status"] == "drafted":
+            return  # drafted examples are as the page prints them; curation adds the errata
         for finding in sorted(actual_misfit - expected):
             self.report.at(
                 [*at, "as_written"],
@@ -606,6 +674,12 @@ class OperatorBuilder(Builder):
                 )
         for finding in sorted({e for e in expected if e.startswith("missing:")} - actual_missing):
             self.report.at([*at, "errata"], f"erratum expects {finding!r}, but the field is given")
+
+
+def _example_tensor(value: Mapping[str, Any]) -> m.ExampleTensor:
+    return m.ExampleTensor(
+        tuple(value["Sizes"]), value.get("DataType"), m._frozen(value.get("Values"))
+    )
 
 
 def values_shape(values: Any) -> tuple[int, ...] | None:

@@ -60,13 +60,30 @@ def validate_operator(operator: object, feature_level: str | None = None) -> Val
     elif declared is None:
         problem = Violation("JSON.required_field", "/type", "'type' must name the operator")
     else:
-        known = ", ".join(t.removeprefix("DML_OPERATOR_") for t in known_operator_types())
         problem = Violation(
-            "JSON.operator_type",
+            "OPERATOR.unknown",
             "/type",
-            f"dmlspec has no spec for {declared!r} (known operators: {known})",
+            f"{_quoted(declared)} is not a DirectML operator type dmlspec knows "
+            f"({len(known_operator_types())} known, with or without the DML_OPERATOR_ prefix: "
+            f"`dmlspec list` shows them{_suggestion(declared)})",
         )
     return ValidationResult(None, level, (problem,), ())
+
+
+def _quoted(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _suggestion(declared: object) -> str:
+    import difflib
+
+    if not isinstance(declared, str):
+        return ""
+    short = declared.removeprefix("DML_OPERATOR_").upper()
+    names = [t.removeprefix("DML_OPERATOR_") for t in known_operator_types()]
+    close = difflib.get_close_matches(short, names, n=3, cutoff=0.75)
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def check_requires(

@@ -56,9 +56,7 @@ def validate_with(
                 f"DML_FEATURE_LEVEL_{table.introduced}; it does not exist at {level}",
             )
         )
-    tensors = [
-        (f, read.values[f.name]) for f in table.fields if f.is_tensor and f.name in read.values
-    ]
+    tensors = _tensors(table, read.values)
     low, high = _dimension_count_range(common, level)
     for info, tensor in tensors:
         scope = View(
@@ -69,14 +67,15 @@ def validate_with(
                 "TensorKind": "OUTPUT" if info.kind == "output_tensor" else "INPUT",
             }
         )
+        label = tensor.label
         for rule, detail in _failures(common.tensor_rules, scope):
-            path = f"/desc/{info.name}{rule.path}"
-            violations.append(Violation(rule.id, path, f"{info.name}: {rule.message}{detail}"))
-    row = _row_in_force(table, common, level)
+            path = f"/desc/{label.replace('[', '/').rstrip(']')}{rule.path}"
+            violations.append(Violation(rule.id, path, f"{label}: {rule.message}{detail}"))
+    view = View(read.values, table.definitions)
+    row = _row_in_force(table, common, level, view)
     if row is not None:
         for info, tensor in tensors:
             violations.extend(_support_violations(table, common, row, info.name, tensor, level))
-    view = View(read.values, table.definitions)
     for rule, detail in _failures(table.rules, view):
         violations.append(Violation(rule.id, f"/desc{rule.path}", f"{rule.message}{detail}"))
     recognised = operator_type_of(operator)
@@ -96,9 +95,39 @@ def _dimension_count_range(common: CommonTable, level: str) -> tuple[int, int]:
     return in_force[-1]
 
 
-def _row_in_force(table: OperatorTable, common: CommonTable, level: str) -> SupportRowInfo | None:
+def _tensors(table: OperatorTable, values: Mapping[str, Any]) -> list[tuple[Any, TensorView]]:
+    """Every tensor desc given, each element of a tensor array on its own."""
+    found: list[tuple[Any, TensorView]] = []
+    for info in table.fields:
+        value = values.get(info.name)
+        if info.is_tensor and isinstance(value, TensorView):
+            found.append((info, value))
+        elif info.is_tensor_array and isinstance(value, list):
+            found += [(info, item) for item in value if isinstance(item, TensorView)]
+    return found
+
+
+def _applies(row: SupportRowInfo, view: View) -> bool:
+    if row.when is None:
+        return True
+    try:
+        return bool(row.when(view))
+    except (Absent, ArithmeticError, IndexError, TypeError, ValueError):
+        return False
+
+
+def _row_in_force(
+    table: OperatorTable, common: CommonTable, level: str, view: View | None = None
+) -> SupportRowInfo | None:
+    """The last row at or below `level` among those whose `when` holds for the desc."""
     rank = common.rank(level)
-    rows = [r for r in table.support if common.rank(r.feature_level) <= rank]
+    rows = [
+        r
+        for r in table.support
+        if common.rank(r.feature_level) <= rank and (view is None or _applies(r, view))
+    ]
+    if view is None:
+        rows = [r for r in rows if r.when is None]
     return rows[-1] if rows else None
 
 
@@ -120,6 +149,7 @@ def _support_violations(
     level: str,
 ) -> Iterable[Violation]:
     cell = row.cells[name]
+    label = tensor.label
     where = f"{table.name} at feature level {level}"
     data_type = tensor.members.get("DataType")
     if data_type is not None and data_type not in cell.data_types:
@@ -129,10 +159,11 @@ def _support_violations(
             if since
             else f"; no level supports {data_type}"
         )
+        allowed = ", ".join(cell.data_types) or "nothing (the row supports no data type)"
         yield Violation(
             "SUPPORT.data_type",
-            f"/desc/{name}/DataType",
-            f"{name}.DataType must be one of {', '.join(cell.data_types)} for {where} "
+            f"/desc/{_pointer(label)}/DataType",
+            f"{label}.DataType must be one of {allowed} for {where} "
             f"(the {row.feature_level} row); got {data_type}{later}",
         )
     count = tensor.members.get("DimensionCount")
@@ -141,14 +172,21 @@ def _support_violations(
         later = f"; {count} dimensions are supported from {since}" if since else ""
         yield Violation(
             "SUPPORT.dimension_count",
-            f"/desc/{name}/Sizes",
-            f"{name} must have {_counts(cell.dimension_counts)} dimensions for {where} "
+            f"/desc/{_pointer(label)}/Sizes",
+            f"{label} must have {_counts(cell.dimension_counts)} dimensions for {where} "
             f"(the {row.feature_level} row); got {count}{later}",
         )
 
 
+def _pointer(label: str) -> str:
+    """`InputTensors/1` for the label `InputTensors[1]`."""
+    return label.replace("[", "/").rstrip("]")
+
+
 def _counts(counts: tuple[int, ...]) -> str:
     ordered = sorted(counts)
+    if not ordered:
+        return "no number of"
     if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
         return f"{ordered[0]} to {ordered[-1]}"
     return " or ".join(str(c) for c in ordered)

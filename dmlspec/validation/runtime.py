@@ -51,6 +51,11 @@ class TensorView:
     def members(self) -> dict[str, Any]:
         return self._members
 
+    @property
+    def label(self) -> str:
+        """The field it was read from: `InputTensor`, or `InputTensors[1]` in an array."""
+        return self._name
+
     def __getattr__(self, member: str) -> Any:
         try:
             return self._members[member]

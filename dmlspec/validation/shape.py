@@ -18,10 +18,20 @@ from .tables import CommonTable, FieldInfo, OperatorTable
 
 __all__ = ["ReadDesc", "operator_type_of", "read_desc"]
 
-OPERATOR_KEYS = ("type", "desc", "executionFlags", "dmlCompileType")
+# DxDispatch's dispatchable keys; "bindings" binds OWNED_BY_DML inputs at initialization.
+OPERATOR_KEYS = ("type", "desc", "executionFlags", "dmlCompileType", "bindings")
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
-_INT_RANGES = {"uint": (0, UINT32_MAX), "int": (-(2**31), 2**31 - 1)}
+_INT_RANGES = {
+    "uint": (0, UINT32_MAX),
+    "uint64": (0, UINT64_MAX),
+    "int": (-(2**31), 2**31 - 1),
+}
+_ARRAY_ITEMS = {"uint_array": "uint", "int_array": "int", "float_array": "float"}
+_STRUCTS = {
+    "scale_bias": ("DML_SCALE_BIAS", (("Scale", "float"), ("Bias", "float"))),
+    "size_2d": ("DML_SIZE_2D", (("Width", "uint"), ("Height", "uint"))),
+}
 _DATA_TYPE_ENUM = "DML_TENSOR_DATA_TYPE"
 
 
@@ -119,7 +129,23 @@ def read_desc(table: OperatorTable, common: CommonTable, operator: object) -> Re
         value = _read_field(info, desc[info.name], common, read, path)
         if value is not None:
             read.values[info.name] = value
+    _check_counts(table, read)
     return read
+
+
+def _check_counts(table: OperatorTable, read: ReadDesc) -> None:
+    """An array sized by a count field (`_Field_size_(Count)`) must have Count items."""
+    for info in table.fields:
+        items = read.values.get(info.name)
+        count = read.values.get(info.count_field or "")
+        if info.count_field is None or not isinstance(items, list) or not isinstance(count, int):
+            continue
+        if len(items) != count:
+            read.fail(
+                "array_count",
+                f"/desc/{info.name}",
+                f"{info.name} must have {info.count_field} ({count}) items; got {len(items)}",
+            )
 
 
 def _unknown_keys(
@@ -143,7 +169,28 @@ def _describe(info: FieldInfo) -> str:
         "enum": f"a {info.enum} value",
         "data_type": "a DML_TENSOR_DATA_TYPE",
         "scalar_union": f"a number read as {info.value_type_field}",
+        "uint64": "a UINT64",
+        "input_tensor_array": f"an array of {info.count_field} input tensor descs",
+        "output_tensor_array": f"an array of {info.count_field} output tensor descs",
+        "uint_array": f"an array of {info.count_field} UINTs",
+        "int_array": f"an array of {info.count_field} INTs",
+        "float_array": f"an array of {info.count_field} FLOATs",
+        "scale_bias": "a DML_SCALE_BIAS object {Scale, Bias}",
+        "size_2d": "a DML_SIZE_2D object {Width, Height}",
+        "operator_desc": f"an operator desc of {info.operator_set}",
+        "operator_desc_array": f"an array of {info.count_field} operator descs",
     }[info.kind]
+
+
+def _read_list(
+    info: FieldInfo, raw: object, read: ReadDesc, path: str, item: Any
+) -> list[Any] | None:
+    """Each item read by `item(index, value, path)`; None when `raw` is not a list."""
+    if not isinstance(raw, list):
+        read.fail("type", path, f"{info.name} must be a JSON array; got {_json_type(raw)}")
+        return None
+    values = [item(i, value, f"{path}/{i}") for i, value in enumerate(raw)]
+    return None if any(v is None for v in values) else values
 
 
 def _read_field(
@@ -151,6 +198,37 @@ def _read_field(
 ) -> Any:
     if info.is_tensor:
         return _read_tensor(info.name, raw, common, read, path)
+    if info.is_tensor_array:
+        return _read_list(
+            info,
+            raw,
+            read,
+            path,
+            lambda i, v, p: _read_tensor(f"{info.name}[{i}]", v, common, read, p),
+        )
+    if info.kind in _ARRAY_ITEMS:
+        scalar = FieldInfo(info.name, _ARRAY_ITEMS[info.kind], optional=False)
+        return _read_list(
+            info,
+            raw,
+            read,
+            path,
+            lambda i, v, p: _read_field(
+                FieldInfo(f"{info.name}[{i}]", scalar.kind, False), v, common, read, p
+            ),
+        )
+    if info.kind in _STRUCTS:
+        return _read_struct(info, raw, common, read, path)
+    if info.kind == "operator_desc":
+        return _read_operator_desc(info, info.name, raw, common, read, path)
+    if info.kind == "operator_desc_array":
+        return _read_list(
+            info,
+            raw,
+            read,
+            path,
+            lambda i, v, p: _read_operator_desc(info, f"{info.name}[{i}]", v, common, read, p),
+        )
     if info.kind in _INT_RANGES:
         low, high = _INT_RANGES[info.kind]
         if not isinstance(raw, int) or isinstance(raw, bool) or not low <= raw <= high:
@@ -181,6 +259,96 @@ def _read_field(
         read.fail("type", path, f"{info.name} must be a number; got {_json_type(raw)} {raw!r}")
         return None
     return raw
+
+
+def _read_struct(
+    info: FieldInfo, raw: object, common: CommonTable, read: ReadDesc, path: str
+) -> TensorView | None:
+    struct, members = _STRUCTS[info.kind]
+    if not isinstance(raw, Mapping):
+        read.fail("type", path, f"{info.name} must be a {struct} object; got {_json_type(raw)}")
+        return None
+    _unknown_keys(read, raw, [name for name, _ in members], path, struct, "member")
+    values: dict[str, Any] = {}
+    for name, kind in members:
+        if name not in raw:
+            read.fail("required_field", f"{path}/{name}", f"{info.name} needs {name}")
+            continue
+        value = _read_field(
+            FieldInfo(f"{info.name}.{name}", kind, False), raw[name], common, read, f"{path}/{name}"
+        )
+        if value is not None:
+            values[name] = value
+    return TensorView(info.name, values) if len(values) == len(members) else None
+
+
+def _read_operator_desc(
+    info: FieldInfo, label: str, raw: object, common: CommonTable, read: ReadDesc, path: str
+) -> TensorView | None:
+    """`{"Type": "ACTIVATION_ELU", "Alpha": 0.5}` or `{"Type": ..., "Desc": {...}}`."""
+    allowed = common.operator_sets.get(info.operator_set or "", ())
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("Type"), str):
+        read.fail(
+            "type",
+            path,
+            f"{label} must be an operator desc object with a 'Type' "
+            f"(one of {', '.join(allowed)}); got {_json_type(raw)}",
+        )
+        return None
+    short = raw["Type"].removeprefix("DML_OPERATOR_")
+    if short not in allowed:
+        read.fail(
+            "operator_type",
+            f"{path}/Type",
+            f"{label}.Type must be one of {', '.join(allowed)} ({info.operator_set}); "
+            f"got {raw['Type']!r}",
+        )
+        return None
+    if "Desc" in raw:
+        extra = [k for k in raw if k not in ("Type", "Desc")]
+        for key in extra:
+            read.fail(
+                "unknown_field", f"{path}/{key}", f"{label} in long form has only Type and Desc"
+            )
+        body, where = raw["Desc"], f"{path}/Desc"
+        if not isinstance(body, Mapping):
+            read.fail("type", where, f"{label}.Desc must be an object; got {_json_type(body)}")
+            return None
+    else:
+        body, where = {k: v for k, v in raw.items() if k != "Type"}, path
+    from dmlspec_generated.validators import VALIDATORS  # generated; imported when first needed
+
+    nested = VALIDATORS[f"DML_OPERATOR_{short}"].TABLE
+    values: dict[str, Any] = {"Type": short}
+    attributes = [f for f in nested.fields if not (f.is_tensor or f.is_tensor_array)]
+    _unknown_keys(
+        read,
+        {k: v for k, v in body.items() if not _is_null_tensor(nested, k, v)},
+        [f.name for f in attributes],
+        where,
+        f"a fused {short}",
+        "field",
+    )
+    for field_info in attributes:
+        if field_info.name not in body:
+            if not field_info.optional:
+                read.fail(
+                    "required_field",
+                    f"{where}/{field_info.name}",
+                    f"{label} ({short}) requires the field {field_info.name}",
+                )
+            continue
+        value = _read_field(
+            field_info, body[field_info.name], common, read, f"{where}/{field_info.name}"
+        )
+        if value is not None:
+            values[field_info.name] = value
+    return TensorView(label, values)
+
+
+def _is_null_tensor(table: OperatorTable, key: str, value: object) -> bool:
+    """A fused activation's own tensors are left out or null (the guide says NULL)."""
+    return value is None and any(f.name == key and f.is_tensor for f in table.fields)
 
 
 def _read_tensor(

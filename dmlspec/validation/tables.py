@@ -7,7 +7,7 @@ expressions; the engine (`engine.py`) that runs them is hand-written and shared.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -55,10 +55,20 @@ class FieldInfo:
     optional: bool
     enum: str | None = None
     value_type_field: str | None = None
+    count_field: str | None = None
+    operator_set: str | None = None
 
     @property
     def is_tensor(self) -> bool:
         return self.kind in ("input_tensor", "output_tensor")
+
+    @property
+    def is_tensor_array(self) -> bool:
+        return self.kind in ("input_tensor_array", "output_tensor_array")
+
+    @property
+    def is_output(self) -> bool:
+        return self.kind in ("output_tensor", "output_tensor_array")
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,7 @@ class SupportCell:
 class SupportRowInfo:
     feature_level: str
     cells: Mapping[str, SupportCell]
+    when: Check | None = None  # the row applies only where this holds
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,7 @@ class CommonTable:
     tensor_members: tuple[TensorMemberInfo, ...]
     dimension_count: tuple[tuple[str, int, int], ...]  # (since, min, max)
     tensor_rules: tuple[Rule, ...]
+    operator_sets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def rank(self, level: str) -> int:
         return self.feature_levels.index(level)

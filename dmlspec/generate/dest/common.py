@@ -54,6 +54,12 @@ def render_common(common: CommonSpec) -> str:
         lines += _wrapped_tuple([q(m) for m in info.members], 8)
         lines.append("    ),")
     lines += ["}", ""]
+    lines.append("OPERATOR_SETS: dict[str, tuple[str, ...]] = {")
+    for operator_set in common.operator_sets:
+        lines.append(f"    {q(operator_set.name)}: (")
+        lines += [f"        {q(o)}," for o in operator_set.operators]
+        lines.append("    ),")
+    lines += ["}", ""]
     for member in common.tensor_members:
         if member.default is None:
             continue
@@ -91,6 +97,7 @@ def render_common(common: CommonSpec) -> str:
         *[f"        ({q(r.since)}, {r.min}, {r.max})," for r in common.dimension_count],
         "    ),",
         "    tensor_rules=TENSOR_RULES,",
+        "    operator_sets=OPERATOR_SETS,",
         ")",
         "",
         "fn = Functions(COMMON)",

@@ -55,26 +55,26 @@ def check_primitive(spec: OperatorSpec) -> None:
     """The primitive the spec names must exist and take the spec's parameters."""
     from ...kernels import primitives
 
-    primitive = getattr(primitives, spec.kernel.primitive, None)
+    primitive = getattr(primitives, spec.checked_kernel.primitive, None)
     if primitive is None:
         known = ", ".join(primitives.__all__)
         raise ValueError(
-            f"{spec.path}: kernel.primitive {spec.kernel.primitive!r} is not in "
+            f"{spec.path}: kernel.primitive {spec.checked_kernel.primitive!r} is not in "
             f"dmlspec.kernels.primitives (known: {known})"
         )
     accepted = set(inspect.signature(primitive).parameters)
-    wanted = {p for p, _ in spec.kernel.inputs} | {p for p, _ in spec.kernel.static}
+    wanted = {p for p, _ in spec.checked_kernel.inputs} | {p for p, _ in spec.checked_kernel.static}
     if wanted != accepted:
         raise ValueError(
             f"{spec.path}: kernel parameters {sorted(wanted)} do not match "
-            f"{spec.kernel.primitive}{inspect.signature(primitive)}"
+            f"{spec.checked_kernel.primitive}{inspect.signature(primitive)}"
         )
 
 
 def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
     check_primitive(spec)
     context = RuleContext("d", frozenset(f.name for f in spec.fields), catalog.common.enum_infos())
-    kernel = spec.kernel
+    kernel = spec.checked_kernel
     function = snake(spec.name).replace("__", "_")
     inputs = [f for f in spec.fields if f.is_tensor and not f.is_output]
     derived = _derived_outputs(spec)
@@ -176,7 +176,9 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
 
 
 def _uses_fn(spec: OperatorSpec) -> bool:
-    trees = [e.tree for _, e in spec.kernel.static] + [e.tree for _, e in spec.kernel.defaults]
+    trees = [e.tree for _, e in spec.checked_kernel.static] + [
+        e.tree for _, e in spec.checked_kernel.defaults
+    ]
     trees += [tree for _, tree in _derived_outputs(spec)]
     return any(isinstance(n, nodes.Call) for tree in trees for n in nodes.walk(tree))
 
@@ -215,9 +217,9 @@ def _function_doc(
     scalars: list[Field],
     required_outputs: list[Field],
 ) -> str:
-    kernel = spec.kernel
+    kernel = spec.checked_kernel
     defaults = dict(kernel.defaults)
-    pseudocode = "\n".join(f"    {line}" for line in spec.semantics.pseudocode.splitlines())
+    pseudocode = "\n".join(f"    {line}" for line in spec.checked_semantics.pseudocode.splitlines())
     parts = [spec.summary, pseudocode]
     parts.append(
         "Input tensors are arrays shaped and typed as their descs: "
@@ -254,12 +256,12 @@ def _function_doc(
 def _example(catalog: Catalog, spec: OperatorSpec) -> str | None:
     for example in spec.examples:
         fields = example.valid_form.as_dict()
-        output = fields.get(spec.kernel.output)
+        output = fields.get(spec.checked_kernel.output)
         if not isinstance(output, ExampleTensor) or output.values is None:
             continue
         args = []
         for name, value in fields.items():
-            if name == spec.kernel.output:
+            if name == spec.checked_kernel.output:
                 continue
             if isinstance(value, ExampleTensor):
                 dtype = catalog.common.data_type(value.data_type or "").numpy
@@ -285,8 +287,8 @@ def _plain(values: object) -> str:
 
 
 def render_kernels_package(catalog: Catalog) -> str:
-    modules = sorted(module_name(spec) for spec in catalog.operators)
-    lines = python_header(sorted(spec.path for spec in catalog.operators)).splitlines()
+    modules = sorted(module_name(spec) for spec in catalog.with_kernels)
+    lines = python_header(sorted(spec.path for spec in catalog.with_kernels)).splitlines()
     lines += docstring(
         "Generated JAX kernels, one module per operator; KERNELS maps every DML_OPERATOR_* name "
         "(aliases included) to its module.",
@@ -295,7 +297,7 @@ def render_kernels_package(catalog: Catalog) -> str:
     lines += ["", "from __future__ import annotations", "", "from types import ModuleType", ""]
     lines.append(f"from . import {', '.join(modules)}")
     lines += ["", "KERNELS: dict[str, ModuleType] = {"]
-    for spec in sorted(catalog.operators, key=lambda s: s.name):
+    for spec in sorted(catalog.with_kernels, key=lambda s: s.name):
         for operator_type in spec.operator_types:
             lines.append(f"    {q(operator_type)}: {module_name(spec)},")
     exported = ", ".join(q(name) for name in ["KERNELS", *modules])

@@ -67,7 +67,7 @@ def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
         if any(
             getattr(v, "values", None) is not None
             for n, v in e.valid_form
-            if n == spec.kernel.output
+            if n == spec.checked_kernel.output
         )
     ]
     errors = [c.id for c in spec.constraints if c.constraint_class == "error"]

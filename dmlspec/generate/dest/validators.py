@@ -66,6 +66,10 @@ def render_validator(catalog: Catalog, spec: OperatorSpec) -> str:
             arguments.append(f"enum={q(field.enum)}")
         if field.value_type_field:
             arguments.append(f"value_type_field={q(field.value_type_field)}")
+        if field.count_field:
+            arguments.append(f"count_field={q(field.count_field)}")
+        if field.operator_set:
+            arguments.append(f"operator_set={q(field.operator_set)}")
         lines += call_lines("FieldInfo", arguments, 4)
     lines.append(")")
     for definition in spec.definitions:
@@ -101,7 +105,10 @@ def render_validator(catalog: Catalog, spec: OperatorSpec) -> str:
             lines.append(f"                {q(tuple(cell.dimension_counts))},")
             lines += string_tuple(cell.data_types, 16)
             lines.append("            ),")
-        lines += ["        },", "    ),"]
+        lines.append("        },")
+        if row.when is not None:
+            lines += lambda_lines(row.when.tree, context, 8)
+        lines.append("    ),")
     lines += [
         ")",
         "",
@@ -153,6 +160,7 @@ def _collection(declaration: str, empty: str, entries: list[list[str]]) -> list[
 
 def _expressions(spec: OperatorSpec) -> list[Expression]:
     found = [d.expr for d in spec.definitions] + [c.expr for c in spec.constraints]
+    found += [row.when for row in spec.support if row.when is not None]
     return found + [
         c.undefined.addressed for c in spec.constraints if c.undefined and c.undefined.addressed
     ]
