@@ -29,33 +29,48 @@ def _catalog(args: argparse.Namespace) -> Catalog:
 
 
 def command_list(args: argparse.Namespace) -> int:
+    from .catalog_status import catalog_status, render_markdown, render_text
+
     catalog = _catalog(args)
-    rows = [("operator", "aliases", "introduced", "support rows", "errors", "requires", "examples")]
-    for spec in catalog.operators:
-        rows.append(
-            (
-                spec.name,
-                ", ".join(a.operator_type.removeprefix("DML_OPERATOR_") for a in spec.aliases)
-                or "-",
-                spec.introduced,
-                ", ".join(row.feature_level for row in spec.support),
-                str(sum(c.constraint_class == "error" for c in spec.constraints)),
-                str(sum(c.constraint_class == "requires" for c in spec.constraints)),
-                str(len(spec.examples)),
-            )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print(
-            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        )
+    rows = catalog_status(catalog)
+    if getattr(args, "markdown", False):
+        print(render_markdown(rows), end="")
+        return EXIT_OK
+    print(render_text(rows), end="")
     common = catalog.common
     print(
-        f"\n{len(catalog.operators)} operators; feature levels {common.feature_levels[0].name}.."
-        f"{common.highest_feature_level.name}; {len(common.data_types)} data types; "
-        f"{len(common.tensor_constraints)} tensor rules (TENSOR.C*) apply to every tensor."
+        f"Feature levels {common.feature_levels[0].name}..{common.highest_feature_level.name}; "
+        f"{len(common.data_types)} data types; {len(common.tensor_constraints)} tensor rules "
+        "(TENSOR.C*) apply to every tensor."
     )
     return EXIT_OK
+
+
+def command_draft(args: argparse.Namespace) -> int:
+    from .docs_check import default_docs_dir
+    from .drafting import draft_catalog
+    from .loading import default_spec_dir, load_common
+
+    spec_dir = Path(args.spec_dir) if args.spec_dir else default_spec_dir()
+    common = load_common(spec_dir)
+    docs_dir = Path(args.docs_dir) if args.docs_dir else default_docs_dir()
+    if not (docs_dir / "reference" / "directml-docs").is_dir():
+        raise BadInput(f"{docs_dir}: no reference/directml-docs/ folder")
+    only = {name.upper().removeprefix("DML_OPERATOR_") for name in args.ops} if args.ops else None
+    actions = draft_catalog(common, docs_dir, spec_dir / "operators", only, args.check)
+    for action in actions:
+        if action.action != "unchanged" or args.verbose:
+            print(f"{action.action}: {action.name} ({action.path})")
+        if args.verbose:
+            for problem in action.problems:
+                print(f"  {problem}")
+    counts: dict[str, int] = {}
+    for action in actions:
+        counts[action.action] = counts.get(action.action, 0) + 1
+    print(", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
+    if any(a.action == "failed" for a in actions):
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED if args.check and counts.get("would write") else EXIT_OK
 
 
 def command_check_docs(args: argparse.Namespace) -> int:
@@ -128,7 +143,7 @@ def command_validate(args: argparse.Namespace) -> int:
         skipped: dict[str, str] = {}
         for name, dispatchable in dispatchables.items():
             kind = dispatchable.get("type") if isinstance(dispatchable, dict) else None
-            if kind in ("hlsl", "onnx"):
+            if kind in ("hlsl", "onnx", "dmlSerializedGraph"):
                 skipped[name] = f"{kind} dispatchable, not a DirectML operator"
                 continue
             results[name] = validate_operator(dispatchable, level)
@@ -275,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--spec-dir", help="spec folder (default: $DMLSPEC_SPEC_DIR or ./spec)")
     commands = parser.add_subparsers(dest="command")
     listing = commands.add_parser("list", help="load and check every spec, list the operators")
+    listing.add_argument(
+        "--markdown", action="store_true", help="print the table as docs/catalog.md has it"
+    )
     listing.set_defaults(run=command_list)
     docs = commands.add_parser(
         "check-docs", help="compare the specs with the DirectML doc pages, cell by cell"
@@ -286,6 +304,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs.add_argument("--json", action="store_true", help="print the report as JSON")
     docs.set_defaults(run=command_check_docs)
+    draft = commands.add_parser(
+        "draft",
+        help="write drafted specs from the DirectML pages (never overwrites a curated spec)",
+    )
+    draft.add_argument(
+        "docs_dir", nargs="?", help="folder holding reference/directml-docs/ (default: ../shared)"
+    )
+    draft.add_argument("--ops", nargs="+", help="operators to draft (default: every page)")
+    draft.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a drafted spec is stale"
+    )
+    draft.add_argument("-v", "--verbose", action="store_true", help="show what needs judgement")
+    draft.set_defaults(run=command_draft)
     generate = commands.add_parser("generate", help="render generated/ from spec/")
     generate.add_argument(
         "--check", action="store_true", help="change nothing; show a diff and exit 1 if stale"

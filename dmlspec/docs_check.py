@@ -21,10 +21,21 @@ from typing import Any
 
 from . import model as m
 from .docpages import DocPage, DocPageError, english_text, parse_example_code, parse_page
+from .drafting.operator import function_groups as _function_groups
+from .drafting.sentences import normative_sentences
 
 __all__ = ["DocsReport", "Finding", "check_docs", "default_docs_dir", "plain"]
 
-_TENSOR_KINDS = {"Input": "input_tensor", "Output": "output_tensor"}
+# A support table's "Kind" cell as the field kind (and optionality) it implies.
+_TENSOR_KINDS = {
+    "Input": "input_tensor",
+    "Optional input": "input_tensor (optional)",
+    "Array of inputs": "input_tensor_array",
+    "Output": "output_tensor",
+    "Optional output": "output_tensor (optional)",
+    "Array of outputs": "output_tensor_array",
+}
+_NULLS = ("null", "nullptr", "NULL", "none", "None")  # an optional tensor left out
 _SIZES_LINE = re.compile(r"^\s*(\w+Tensor)\.Sizes = [\[{]\s*([\d,\s]+)[\]}]", re.M)
 _COUNT_LINE = re.compile(r"^\s*(\w+DimensionCount) = (\d+)", re.M)
 
@@ -51,13 +62,18 @@ class Finding:
     what: str
     expected: str
     actual: str
+    explanation: str | None = None  # the spec's own record of why it departs from the page
 
     @property
     def ok(self) -> bool:
-        return self.expected == self.actual
+        return self.expected == self.actual or self.explanation is not None
+
+    @property
+    def explained(self) -> bool:
+        return self.expected != self.actual and self.explanation is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "subject": self.subject,
             "page": self.page,
             "what": self.what,
@@ -65,6 +81,9 @@ class Finding:
             "spec_says": self.actual,
             "ok": self.ok,
         }
+        if self.explained:
+            data["explained_by"] = self.explanation
+        return data
 
 
 @dataclass
@@ -76,8 +95,19 @@ class DocsReport:
     def ok(self) -> bool:
         return all(f.ok for f in self.findings)
 
-    def compare(self, subject: str, page: str, what: str, expected: object, actual: object) -> None:
-        self.findings.append(Finding(subject, page, what, _text(expected), _text(actual)))
+    def compare(
+        self,
+        subject: str,
+        page: str,
+        what: str,
+        expected: object,
+        actual: object,
+        explanation: str | None = None,
+    ) -> None:
+        """`explanation` is kept only where the two differ: a departure the spec records."""
+        expected_text, actual_text = _text(expected), _text(actual)
+        kept = explanation if expected_text != actual_text else None
+        self.findings.append(Finding(subject, page, what, expected_text, actual_text, kept))
 
     def render(self) -> str:
         lines = [f"{'subject':<20} {'page':<22} {'checks':>6}  differences"]
@@ -91,10 +121,14 @@ class DocsReport:
                 f"DIFFERENCE {finding.subject} [{finding.page}] {finding.what}: "
                 f"page says {finding.expected}; spec says {finding.actual}"
             )
+        explained = sum(f.explained for f in self.findings)
         verdict = (
             "the specs match the pages" if not mismatches else f"{len(mismatches)} differences"
         )
-        lines.append(f"{len(self.findings)} checks on {len(self.pages)} pages: {verdict}")
+        lines.append(
+            f"{len(self.findings)} checks on {len(self.pages)} pages: {verdict}"
+            f" ({explained} explained departures: errata and sentences listed as not yet encoded)"
+        )
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -146,8 +180,27 @@ class _OperatorPageCheck:
         self.report = report
         self.has_english = page.translation != "machine"
 
-    def compare(self, what: str, expected: object, actual: object) -> None:
-        self.report.compare(self.spec.name, self.page.id, what, expected, actual)
+    def compare(
+        self, what: str, expected: object, actual: object, explanation: str | None = None
+    ) -> None:
+        self.report.compare(self.spec.name, self.page.id, what, expected, actual, explanation)
+
+    def erratum_about(self, *names: str) -> str | None:
+        """The spec's erratum notes that together name all of `names`, if they do."""
+        found = []
+        for name in names:
+            note = next(
+                (
+                    n
+                    for n in self.spec.notes
+                    if n.startswith("Errata:") and re.search(rf"\b{re.escape(name)}\b", n)
+                ),
+                None,
+            )
+            if note is None:
+                return None
+            found.append(note)
+        return " | ".join(dict.fromkeys(found)) if found else None
 
     def run(self) -> None:
         self.struct()
@@ -157,6 +210,8 @@ class _OperatorPageCheck:
         if self.has_english:
             self.tensor_constraints()
             self.quoted_sentences()
+            if self.page.translation == "original":
+                self.normative_sentences()
 
     def struct(self) -> None:
         structs = {self.spec.struct, *(a.struct for a in self.spec.aliases)}
@@ -165,7 +220,13 @@ class _OperatorPageCheck:
             self.compare("struct name", name, name if name in structs else sorted(structs))
         names = [f.name for f in self.spec.fields]
         if self.parsed.struct_fields:
-            self.compare("struct fields", [n for _, n in self.parsed.struct_fields], names)
+            page_names = [n for _, n in self.parsed.struct_fields]
+            self.compare(
+                "struct fields",
+                page_names,
+                names,
+                self.erratum_about(*_differing(page_names, names)),
+            )
             self.compare(
                 "struct field types",
                 [
@@ -173,25 +234,45 @@ class _OperatorPageCheck:
                     for t, _ in self.parsed.struct_fields
                 ],
                 [f.c_type for f in self.spec.fields],
+                self.erratum_about("DirectMLSchema.h"),
             )
         if self.parsed.member_names:
-            self.compare("documented members", list(self.parsed.member_names), names)
+            members = list(self.parsed.member_names)
+            self.compare(
+                "documented members",
+                members,
+                names,
+                self.erratum_about(*_differing(members, names)) or self.erratum_about("order"),
+            )
         if self.parsed.introduced is not None:
-            self.compare("introduced", self.parsed.introduced, self.spec.introduced)
+            self.compare(
+                "introduced",
+                self.parsed.introduced,
+                self.spec.introduced,
+                self.erratum_about("introduction")
+                or self.erratum_about("DML_FEATURE_LEVEL_" + self.parsed.introduced),
+            )
 
     def support_tables(self) -> None:
-        rows = {row.feature_level: row for row in self.spec.support}
-        seen: set[str] = set()
+        """Tables under a function heading ("### ARGMIN and ARGMAX") match the row whose
+        `when` names those functions; other tables the row without one."""
+        rows = {(row.feature_level, _when_names(row)): row for row in self.spec.support}
+        groups = _function_groups(Path(self.parsed.path).read_text(encoding="utf-8"))
+        seen: set[tuple[str, frozenset[str]]] = set()
         for table in self.parsed.support_tables:
             level = table.feature_level or self.spec.introduced
+            heading = [names for line, names in groups if line < table.line]
+            group = frozenset(heading[-1]) if heading else frozenset()
             label = f"support {level}" + ("" if table.feature_level else " (unheaded table)")
-            row = rows.get(level)
+            if group:
+                label += f" [{', '.join(sorted(group))}]"
+            row = rows.get((level, group))
             self.compare(
                 f"{label}: spec row citing this page", "present", _row_cites(row, self.page.id)
             )
             if row is None:
                 continue
-            seen.add(level)
+            seen.add((level, group))
             self.compare(
                 f"{label}: tensors",
                 [r.tensor for r in table.rows],
@@ -200,13 +281,14 @@ class _OperatorPageCheck:
             for page_row in table.rows:
                 try:
                     cell = row.tensor(page_row.tensor)
-                    kind = self.spec.field(page_row.tensor).kind
+                    field = self.spec.field(page_row.tensor)
                 except KeyError:
                     continue
                 self.compare(
                     f"{label} {page_row.tensor} kind",
                     _TENSOR_KINDS.get(page_row.kind, page_row.kind),
-                    kind,
+                    field.kind + (" (optional)" if field.optional and field.is_tensor else ""),
+                    self.erratum_about(page_row.tensor),
                 )
                 self.compare(
                     f"{label} {page_row.tensor} dimension counts",
@@ -219,7 +301,7 @@ class _OperatorPageCheck:
                     list(cell.data_types),
                 )
         for row in self.spec.support:
-            if self.page.id in row.sources and row.feature_level not in seen:
+            if self.page.id in row.sources and (row.feature_level, _when_names(row)) not in seen:
                 self.compare(f"support {row.feature_level}: table on the page", "absent", "cited")
 
     def page_examples(self) -> list[m.Example]:
@@ -228,38 +310,74 @@ class _OperatorPageCheck:
             for e in self.spec.examples
             if self.page.id in e.sources
             and any(
-                isinstance(v, m.ExampleTensor) and v.values is not None for _, v in e.as_written
+                isinstance(t, m.ExampleTensor) and t.values is not None
+                for _, v in e.as_written
+                for t in (v if isinstance(v, tuple) else (v,))
             )
         ]
 
     def examples(self) -> None:
+        """Each example block against the spec example of the same title (or, untitled, the
+        same position among the untitled); a block the spec leaves out must be explained by a
+        draft note naming it."""
         expected = self.page_examples()
-        self.compare("number of examples", len(self.parsed.examples), len(expected))
-        for block, example in zip(self.parsed.examples, expected, strict=False):
-            what = f"example {example.id}"
-            if self.has_english and block.title is not None:
-                self.compare(f"{what} title", block.title, example.title)
-            parsed = parse_example_code(block.code)
-            written = example.as_written.as_dict()
-            listed = [t.name for t in parsed.tensors] + [name for name, _ in parsed.scalars]
-            self.compare(f"{what} fields", sorted(listed), sorted(written))
-            for tensor in parsed.tensors:
-                spec_tensor = written.get(tensor.name)
-                if not isinstance(spec_tensor, m.ExampleTensor):
-                    continue
-                self.compare(
-                    f"{what} {tensor.name} Sizes", list(tensor.sizes), list(spec_tensor.sizes)
-                )
-                self.compare(
-                    f"{what} {tensor.name} DataType", tensor.data_type, spec_tensor.data_type
-                )
-                self.compare(
-                    f"{what} {tensor.name} Values",
-                    _nested(tensor.values),
-                    _nested(spec_tensor.values),
-                )
-            for name, raw in parsed.scalars:
-                self.compare(f"{what} {name}", _scalar(raw), written.get(name))
+        titled: dict[str, list[m.Example]] = {}
+        for candidate in expected:
+            if candidate.title is not None:
+                titled.setdefault(candidate.title, []).append(candidate)
+        untitled = [e for e in expected if e.title is None]
+        left_out = [n for n in self.spec.notes if "not drafted" in n]
+        matched = 0
+        for index, block in enumerate(self.parsed.examples, start=1):
+            label = block.title or f"example {index}"
+            if block.title is not None and self.has_english:
+                same_title = titled.get(block.title, [])
+                example = same_title.pop(0) if same_title else None
+            else:
+                example = untitled.pop(0) if untitled else None
+            if example is None and block.title is not None and not self.has_english:
+                example = expected[index - 1] if index <= len(expected) else None
+            if example is None:
+                note = next((n for n in left_out if label in n), None)
+                self.compare(f"example '{label}'", "in the spec", "left out", note)
+                continue
+            matched += 1
+            self.example(block, example)
+        self.compare("number of examples", len(expected), matched)
+
+    def example(self, block: Any, example: m.Example) -> None:
+        what = f"example {example.id}"
+        if self.has_english and block.title is not None:
+            self.compare(f"{what} title", block.title, example.title)
+        parsed = parse_example_code(block.code)
+        written = example.as_written.as_dict()
+        tensors: dict[str, Any] = {}
+        for tensor in parsed.tensors:
+            base, _, position = tensor.name.partition("[")
+            spec_value = written.get(base)
+            if position and isinstance(spec_value, tuple):
+                at = int(position.rstrip("]"))
+                tensors[tensor.name] = spec_value[at] if at < len(spec_value) else None
+            else:
+                tensors[tensor.name] = spec_value
+        listed = sorted(
+            {t.name.partition("[")[0] for t in parsed.tensors}
+            | {name for name, raw in parsed.scalars if raw.strip() not in _NULLS}
+        )
+        self.compare(f"{what} fields", listed, sorted(written))
+        for tensor in parsed.tensors:
+            spec_tensor = tensors.get(tensor.name)
+            if not isinstance(spec_tensor, m.ExampleTensor):
+                continue
+            self.compare(f"{what} {tensor.name} Sizes", list(tensor.sizes), list(spec_tensor.sizes))
+            self.compare(f"{what} {tensor.name} DataType", tensor.data_type, spec_tensor.data_type)
+            self.compare(
+                f"{what} {tensor.name} Values", _nested(tensor.values), _nested(spec_tensor.values)
+            )
+        for name, raw in parsed.scalars:
+            if raw.strip() in _NULLS:
+                continue
+            self.compare(f"{what} {name}", _scalar(raw), written.get(name))
 
     def sizes_examples(self) -> None:
         """Sizes-only examples quoted from member text (e.g. the UpdatesTensor.Sizes example)."""
@@ -283,13 +401,37 @@ class _OperatorPageCheck:
 
     def tensor_constraints(self) -> None:
         quoted = [plain(sentence) for c in self.spec.constraints for sentence in c.doc]
+        listed = {plain(u.doc): u.reason for u in self.spec.unencoded}
         for bullet in self.parsed.tensor_constraints:
             text = plain(bullet)
+            reason = listed.get(text)
             self.compare(
                 f"tensor constraint '{text}'",
                 "encoded",
                 "encoded" if any(text in q for q in quoted) else "not encoded by any constraint",
+                None if reason is None else f"listed as not yet encoded: {reason}",
             )
+
+    def normative_sentences(self) -> None:
+        """Every normative sentence of a field description is quoted by a constraint (or a
+        field range) or listed under `unencoded`."""
+        quoted = " ".join(plain(sentence) for c in self.spec.constraints for sentence in c.doc)
+        listed = {plain(u.doc) for u in self.spec.unencoded}
+        for name, text in self.parsed.member_text:
+            for sentence in normative_sentences(_without_type_line(text)):
+                flat = plain(sentence)
+                status = (
+                    "encoded"
+                    if flat in quoted
+                    else "listed as not yet encoded"
+                    if flat in listed
+                    else "neither encoded nor listed"
+                )
+                self.compare(
+                    f"{name} sentence '{flat[:60]}...'",
+                    "encoded or listed",
+                    "encoded or listed" if status != "neither encoded nor listed" else status,
+                )
 
     def quoted_sentences(self) -> None:
         for constraint in self.spec.constraints:
@@ -302,6 +444,20 @@ class _OperatorPageCheck:
                     "on the page",
                     "on the page" if text in self.english else "not on the page",
                 )
+
+
+def _without_type_line(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.strip().startswith("Type:"))
+
+
+def _when_names(row: m.SupportRow) -> frozenset[str]:
+    """The enum members a row's `when` names ('Function == "ARGMAX" or ...')."""
+    return frozenset(re.findall(r'== "(\w+)"', row.when.source)) if row.when else frozenset()
+
+
+def _differing(page: list[str], spec: list[str]) -> list[str]:
+    """Names in one list and not the other (what an erratum about the difference must name)."""
+    return sorted(set(page) ^ set(spec)) or ["order"]
 
 
 def _row_cites(row: m.SupportRow | None, page_id: str) -> str:

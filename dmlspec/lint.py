@@ -28,10 +28,17 @@ class ExampleVerdict:
     valid_at: tuple[str, ...]  # documented levels where the runnable form is valid
     unbacked: tuple[str, ...]  # expected findings that did not appear
     has_errata: bool
+    drafted: bool = False  # the spec is a draft: its examples are as printed, not yet curated
 
     @property
     def ok(self) -> bool:
-        return bool(self.valid_at) and not self.unbacked
+        """Errata are backed, and a curated example has a form valid at a documented level.
+        A drafted example invalid as printed awaits curation (a corrected form and errata)."""
+        return (bool(self.valid_at) or self.drafted) and not self.unbacked
+
+    @property
+    def needs_curation(self) -> bool:
+        return self.drafted and not self.valid_at
 
 
 def operator_json(spec: OperatorSpec, fields: ExampleFields) -> dict[str, Any]:
@@ -40,6 +47,8 @@ def operator_json(spec: OperatorSpec, fields: ExampleFields) -> dict[str, Any]:
     for name, value in fields:
         if isinstance(value, ExampleTensor):
             desc[name] = {k: v for k, v in value.to_json().items() if k != "Values"}
+        elif isinstance(value, tuple):  # a tensor array
+            desc[name] = [{k: v for k, v in t.to_json().items() if k != "Values"} for t in value]
         else:
             desc[name] = value
     return {"type": spec.operator_type, "desc": desc}
@@ -80,6 +89,7 @@ def _verdict(catalog: Catalog, spec: OperatorSpec, example: Example) -> ExampleV
         valid_at,
         tuple(f for f in expected if f not in findings),
         bool(example.errata),
+        spec.status == "drafted",
     )
 
 
@@ -103,7 +113,13 @@ def render_lint(verdicts: list[ExampleVerdict]) -> str:
             + (f" (+{len(r.warnings)} warning)" if r.warnings else "")
             for level, r in verdict.as_written
         )
-        runnable = f"valid at {', '.join(verdict.valid_at)}" if verdict.valid_at else "INVALID"
+        runnable = (
+            f"valid at {', '.join(verdict.valid_at)}"
+            if verdict.valid_at
+            else "INVALID (drafted: needs curation)"
+            if verdict.drafted
+            else "INVALID"
+        )
         if not verdict.has_errata:
             errata = "-"
         elif verdict.unbacked:
@@ -119,7 +135,14 @@ def render_lint(verdicts: list[ExampleVerdict]) -> str:
         for row in rows
     ]
     bad = sum(not v.ok for v in verdicts)
+    pending = sum(v.needs_curation for v in verdicts)
     lines.append(
-        f"{len(verdicts)} examples: " + ("all consistent" if not bad else f"{bad} inconsistent")
+        f"{len(verdicts)} examples: "
+        + ("all consistent" if not bad else f"{bad} inconsistent")
+        + (
+            f"; {pending} drafted examples are invalid as printed and await curation"
+            if pending
+            else ""
+        )
     )
     return "\n".join(lines)

@@ -42,9 +42,9 @@ def example_case(
     inputs = {
         name: np.array(value.values, dtype=numpy_type(value.data_type or ""))
         for name, value in fields.items()
-        if isinstance(value, ExampleTensor) and name != spec.kernel.output
+        if isinstance(value, ExampleTensor) and name != spec.checked_kernel.output
     }
-    expected = fields[spec.kernel.output]
+    expected = fields[spec.checked_kernel.output]
     assert isinstance(expected, ExampleTensor)
     return {"type": spec.operator_type, "desc": desc}, inputs, expected
 
@@ -53,8 +53,8 @@ EXAMPLES = [
     (spec.name, example.id)
     for spec in CATALOG.operators
     for example in spec.examples
-    if isinstance(example.valid_form.as_dict().get(spec.kernel.output), ExampleTensor)
-    and example.valid_form.as_dict()[spec.kernel.output].values is not None  # type: ignore[union-attr]
+    if isinstance(example.valid_form.as_dict().get(spec.checked_kernel.output), ExampleTensor)
+    and example.valid_form.as_dict()[spec.checked_kernel.output].values is not None  # type: ignore[union-attr]
 ]
 
 
@@ -81,9 +81,9 @@ def test_documented_examples_give_the_documented_output(name: str, example_id: s
     from_reference, collisions = reference.run_recording(operator, inputs)
     from_jax = ops.run(operator, inputs)
     for result in (from_reference, from_jax):
-        output = result[spec.kernel.output]
+        output = result[spec.checked_kernel.output]
         assert output.dtype == documented.dtype and output.shape == documented.shape
-        assert_allowed(documented, output, collisions.get(spec.kernel.output, {}))
+        assert_allowed(documented, output, collisions.get(spec.checked_kernel.output, {}))
 
 
 def test_scatter_example_with_overlapping_writes_accepts_either_write() -> None:
@@ -409,7 +409,7 @@ def test_float_fill_stays_within_the_spec_tolerance(
     data_type: str, count: int, start: float, delta: float
 ) -> None:
     spec = CATALOG.operator("FILL_VALUE_SEQUENCE")
-    rule = spec.semantics.comparison_for("OutputTensor", "float")
+    rule = spec.checked_semantics.comparison_for("OutputTensor", "float")
     operator = {
         "type": "FILL_VALUE_SEQUENCE",
         "desc": {
@@ -433,7 +433,7 @@ def test_float_fill_stays_within_the_spec_tolerance(
 def test_a_running_sum_would_fail_the_tolerance() -> None:
     """The ULP rule is strict enough to catch the pseudocode's Value += Delta taken literally."""
     spec = CATALOG.operator("FILL_VALUE_SEQUENCE")
-    rule = spec.semantics.comparison_for("OutputTensor", "float")
+    rule = spec.checked_semantics.comparison_for("OutputTensor", "float")
     count, delta = 5000, np.float32(0.1)
     accumulated = np.empty(count, np.float32)
     value = np.float32(0)

@@ -83,7 +83,7 @@ def _compare(
 ) -> list[Any]:
     data_type = case.operator["desc"][name].get("DataType", "")
     kind = catalog.common.data_type(data_type).kind
-    rule = spec.semantics.comparison_for(name, kind)
+    rule = spec.checked_semantics.comparison_for(name, kind)
     if rule.rule == "exact" or rule.ulp_scale is None or rule.max_ulps is None:
         return exact_mismatches(want, got, defined)
     env = bind_desc(catalog.common, spec, case.operator["desc"])

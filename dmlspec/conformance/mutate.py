@@ -61,8 +61,15 @@ def rederive(
     return fixed
 
 
-def mutations(spec: OperatorSpec, desc: Desc) -> Iterator[tuple[str, set[str], Desc]]:
-    """Single changes to one value: (description, what was changed, new desc)."""
+def mutations(
+    spec: OperatorSpec, desc: Desc, data_types: tuple[str, ...] = ()
+) -> Iterator[tuple[str, set[str], Desc]]:
+    """Single changes to one value: (description, what was changed, new desc). A count field
+    changes with the arrays it sizes; `data_types` are tried after the usual four."""
+    sized: dict[str, list[str]] = {f.count_field: [] for f in spec.fields if f.count_field}
+    for field in spec.fields:
+        if field.count_field:
+            sized[field.count_field].append(field.name)
     for field in spec.fields:
         value = desc.get(field.name)
         if field.kind == "uint" and isinstance(value, int):
@@ -70,16 +77,22 @@ def mutations(spec: OperatorSpec, desc: Desc) -> Iterator[tuple[str, set[str], D
                 if new != value:
                     changed = copy.deepcopy(desc)
                     changed[field.name] = new
+                    for array in sized.get(field.name, []):
+                        items = changed.get(array)
+                        if isinstance(items, list) and items:
+                            changed[array] = [copy.deepcopy(items[-1]) for _ in range(new)]
                     yield f"{field.name}={new}", {field.name}, changed
         if field.is_tensor and isinstance(value, dict):
-            yield from _tensor_mutations(field.name, value, desc)
+            yield from _tensor_mutations(field.name, value, desc, data_types)
         if field.kind == "data_type" and isinstance(value, str):
             changed = copy.deepcopy(desc)
             changed[field.name] = "INT32" if value != "INT32" else "FLOAT32"
             yield f"{field.name}={changed[field.name]}", {field.name}, changed
 
 
-def _tensor_mutations(name: str, tensor: Desc, desc: Desc) -> Iterator[tuple[str, set[str], Desc]]:
+def _tensor_mutations(
+    name: str, tensor: Desc, desc: Desc, data_types: tuple[str, ...] = ()
+) -> Iterator[tuple[str, set[str], Desc]]:
     sizes = tensor["Sizes"]
     variants = []
     for i, size in enumerate(sizes):
@@ -93,7 +106,8 @@ def _tensor_mutations(name: str, tensor: Desc, desc: Desc) -> Iterator[tuple[str
         changed = copy.deepcopy(desc)
         changed[name]["Sizes"] = new_sizes
         yield label, {f"{name}.Sizes"}, changed
-    for data_type in ("FLOAT16", "INT32", "UINT32", "INT64"):
+    candidates = ("FLOAT16", "INT32", "UINT32", "INT64")
+    for data_type in candidates + tuple(t for t in data_types if t not in candidates):
         if data_type != tensor["DataType"]:
             changed = copy.deepcopy(desc)
             changed[name]["DataType"] = data_type
@@ -104,12 +118,13 @@ def break_constraint(
     catalog: Catalog, spec: OperatorSpec, bases: list[Desc], constraint_id: str, level: str
 ) -> Desc | None:
     """A desc derived from one of `bases` that breaks exactly `constraint_id`, or None."""
+    data_types = tuple(d.name for d in catalog.common.data_types if d.kind != "unknown")
     for base in bases:
-        for _, changed, desc in mutations(spec, base):
+        for _, changed, desc in mutations(spec, base, data_types):
             fixed = rederive(catalog, spec, desc, keep=changed, exclude=(constraint_id,))
-            if fixed is None:
-                continue
-            result = validate_operator({"type": spec.operator_type, "desc": fixed}, level)
-            if result.fired() == (constraint_id,):
-                return fixed
+            # Where the dependents cannot be re-derived, the single change itself may do.
+            for candidate in (fixed, desc) if fixed is not None else (desc,):
+                result = validate_operator({"type": spec.operator_type, "desc": candidate}, level)
+                if result.fired() == (constraint_id,):
+                    return candidate
     return None

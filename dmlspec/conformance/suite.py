@@ -73,7 +73,7 @@ class Target:
 def _note(target: Target, spec: OperatorSpec, desc: dict[str, Any], level: str) -> None:
     """Count a case and remember its output data type and level for the report."""
     target.cases += 1
-    output = desc.get(spec.kernel.output, {})
+    output = desc.get(spec.checked_kernel.output, {})
     target.last_case = {"data_type": str(output.get("DataType", "-")), "level": level}
 
 
@@ -111,7 +111,7 @@ def check_example(target: Target, operator: str, example_id: str) -> None:
         tensor = value.to_json()
         values = tensor.pop("Values", None)
         desc[name] = tensor
-        if name != spec.kernel.output and values is not None:
+        if name != spec.checked_kernel.output and values is not None:
             dtype = catalog().common.data_type(value.data_type or "").numpy
             inputs[name] = np.array(values, dtype=dtype)
     _run(target, spec, Case({"type": spec.operator_type, "desc": desc}, inputs, claimed[-1], 0))

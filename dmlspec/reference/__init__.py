@@ -23,9 +23,13 @@ from .scatter_elements import scatter_elements
 from .scatter_nd import scatter_nd
 from .tensors import WriteLog, Writes, collisions, numpy_dtype, tensor_desc
 
-__all__ = ["Writes", "run", "run_recording"]
+__all__ = ["REFERENCE_OPERATORS", "Writes", "run", "run_recording"]
 
 _ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
+# The operators `run` computes (by spec name).
+REFERENCE_OPERATORS = frozenset(
+    {"FILL_VALUE_SEQUENCE", "GATHER_ND", "SCATTER_ELEMENTS", "SCATTER_ND"}
+)
 
 
 def _short_type(operator: Mapping[str, Any]) -> str:

@@ -56,7 +56,7 @@ def _example_case(catalog: Catalog, spec: OperatorSpec, example_id: str, level: 
         tensor = value.to_json()
         values = tensor.pop("Values", None)
         desc[name] = tensor
-        if name != spec.kernel.output:
+        if name != spec.checked_kernel.output:
             if values is None:
                 return None
             inputs[name] = np.array(
@@ -122,7 +122,7 @@ def _bits(values: list[Any], dtype: np.dtype[Any]) -> list[str]:
 
 
 def _rule(catalog: Catalog, spec: OperatorSpec, output: str, data_type: str) -> dict[str, Any]:
-    rule = spec.semantics.comparison_for(output, catalog.common.data_type(data_type).kind)
+    rule = spec.checked_semantics.comparison_for(output, catalog.common.data_type(data_type).kind)
     entry: dict[str, Any] = {"rule": rule.rule}
     if rule.rule == "ulp":
         entry.update(

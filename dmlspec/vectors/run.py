@@ -31,7 +31,7 @@ def _scale(rule: dict[str, Any], operator: dict[str, Any], count: int) -> np.nda
     spec = catalog.operator(operator["type"])
     comparison = next(
         c
-        for c in spec.semantics.comparison
+        for c in spec.checked_semantics.comparison
         if c.ulp_scale is not None and c.ulp_scale.source == rule["ulp_scale"]
     )
     env = bind_desc(catalog.common, spec, operator["desc"])

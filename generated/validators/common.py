@@ -51,11 +51,97 @@ DATA_TYPES = {
 }
 
 ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "DML_AXIS_DIRECTION": (
+        "DML_AXIS_DIRECTION_",
+        (
+            "INCREASING", "DECREASING",
+        ),
+    ),
+    "DML_CONVOLUTION_DIRECTION": (
+        "DML_CONVOLUTION_DIRECTION_",
+        (
+            "FORWARD", "BACKWARD",
+        ),
+    ),
+    "DML_CONVOLUTION_MODE": (
+        "DML_CONVOLUTION_MODE_",
+        (
+            "CONVOLUTION", "CROSS_CORRELATION",
+        ),
+    ),
+    "DML_DEPTH_SPACE_ORDER": (
+        "DML_DEPTH_SPACE_ORDER_",
+        (
+            "DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH",
+        ),
+    ),
     "DML_FEATURE_LEVEL": (
         "DML_FEATURE_LEVEL_",
         (
             "1_0", "2_0", "2_1", "3_0", "3_1", "4_0", "4_1", "5_0", "5_1", "5_2", "6_0", "6_1",
             "6_2", "6_3", "6_4",
+        ),
+    ),
+    "DML_INTERPOLATION_MODE": (
+        "DML_INTERPOLATION_MODE_",
+        (
+            "NEAREST_NEIGHBOR", "LINEAR",
+        ),
+    ),
+    "DML_IS_INFINITY_MODE": (
+        "DML_IS_INFINITY_MODE_",
+        (
+            "EITHER", "POSITIVE", "NEGATIVE",
+        ),
+    ),
+    "DML_MATRIX_TRANSFORM": (
+        "DML_MATRIX_TRANSFORM_",
+        (
+            "NONE", "TRANSPOSE",
+        ),
+    ),
+    "DML_MULTIHEAD_ATTENTION_MASK_TYPE": (
+        "DML_MULTIHEAD_ATTENTION_MASK_TYPE_",
+        (
+            "NONE", "KEY_SEQUENCE_LENGTH", "KEY_SEQUENCE_END_START",
+            "KEY_QUERY_SEQUENCE_LENGTH_START_END", "BOOLEAN",
+        ),
+    ),
+    "DML_PADDING_MODE": (
+        "DML_PADDING_MODE_",
+        (
+            "CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC", "WRAP",
+        ),
+    ),
+    "DML_QUANTIZATION_TYPE": (
+        "DML_QUANTIZATION_TYPE_",
+        (
+            "NONE", "SCALE", "SCALE_ZERO_POINT",
+        ),
+    ),
+    "DML_RANDOM_GENERATOR_TYPE": (
+        "DML_RANDOM_GENERATOR_TYPE_",
+        (
+            "PHILOX_4X32_10",
+        ),
+    ),
+    "DML_RECURRENT_NETWORK_DIRECTION": (
+        "DML_RECURRENT_NETWORK_DIRECTION_",
+        (
+            "FORWARD", "BACKWARD", "BIDIRECTIONAL",
+        ),
+    ),
+    "DML_REDUCE_FUNCTION": (
+        "DML_REDUCE_FUNCTION_",
+        (
+            "ARGMAX", "ARGMIN", "AVERAGE", "L1", "L2", "LOG_SUM", "LOG_SUM_EXP", "MAX", "MIN",
+            "MULTIPLY", "SUM", "SUM_SQUARE",
+        ),
+    ),
+    "DML_ROUNDING_MODE": (
+        "DML_ROUNDING_MODE_",
+        (
+            "HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY",
         ),
     ),
     "DML_TENSOR_DATA_TYPE": (
@@ -76,6 +162,62 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "INPUT", "OUTPUT",
         ),
+    ),
+}
+
+OPERATOR_SETS: dict[str, tuple[str, ...]] = {
+    "ACTIVATIONS": (
+        "ACTIVATION_CELU",
+        "ACTIVATION_ELU",
+        "ACTIVATION_GELU",
+        "ACTIVATION_HARDMAX",
+        "ACTIVATION_HARDMAX1",
+        "ACTIVATION_HARD_SIGMOID",
+        "ACTIVATION_HARD_SWISH",
+        "ACTIVATION_IDENTITY",
+        "ACTIVATION_LEAKY_RELU",
+        "ACTIVATION_LINEAR",
+        "ACTIVATION_LOG_SOFTMAX",
+        "ACTIVATION_LOG_SOFTMAX1",
+        "ACTIVATION_PARAMETERIZED_RELU",
+        "ACTIVATION_PARAMETRIC_SOFTPLUS",
+        "ACTIVATION_RELU",
+        "ACTIVATION_RELU_GRAD",
+        "ACTIVATION_SCALED_ELU",
+        "ACTIVATION_SCALED_TANH",
+        "ACTIVATION_SHRINK",
+        "ACTIVATION_SIGMOID",
+        "ACTIVATION_SOFTMAX",
+        "ACTIVATION_SOFTMAX1",
+        "ACTIVATION_SOFTPLUS",
+        "ACTIVATION_SOFTSIGN",
+        "ACTIVATION_SWISH",
+        "ACTIVATION_TANH",
+        "ACTIVATION_THRESHOLDED_RELU",
+    ),
+    "FUSED_ACTIVATIONS": (
+        "ACTIVATION_CELU",
+        "ACTIVATION_ELU",
+        "ACTIVATION_GELU",
+        "ACTIVATION_HARDMAX",
+        "ACTIVATION_HARD_SIGMOID",
+        "ACTIVATION_IDENTITY",
+        "ACTIVATION_LEAKY_RELU",
+        "ACTIVATION_LINEAR",
+        "ACTIVATION_LOG_SOFTMAX",
+        "ACTIVATION_PARAMETERIZED_RELU",
+        "ACTIVATION_PARAMETRIC_SOFTPLUS",
+        "ACTIVATION_RELU",
+        "ACTIVATION_SCALED_ELU",
+        "ACTIVATION_SCALED_TANH",
+        "ACTIVATION_SHRINK",
+        "ACTIVATION_SIGMOID",
+        "ACTIVATION_SOFTMAX",
+        "ACTIVATION_SOFTPLUS",
+        "ACTIVATION_SOFTSIGN",
+        "ACTIVATION_TANH",
+        "ACTIVATION_THRESHOLDED_RELU",
+        "ELEMENT_WISE_CLIP",
     ),
 }
 
@@ -285,6 +427,7 @@ COMMON = CommonTable(
         ("3_0", 1, 8),
     ),
     tensor_rules=TENSOR_RULES,
+    operator_sets=OPERATOR_SETS,
 )
 
 fn = Functions(COMMON)

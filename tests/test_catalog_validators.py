@@ -1,0 +1,247 @@
+"""The generated validators of every operator: a valid desc exists, each error constraint
+broken alone fires exactly its id, every support cell is accepted at its level and rejected
+below it, and fuzzed descs never crash the validator."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dmlspec import load_catalog
+from dmlspec.conformance.base_desc import base_desc, base_descs
+from dmlspec.conformance.cases import type_groups
+from dmlspec.conformance.mutate import break_constraint
+from dmlspec.model import OperatorSpec
+from dmlspec.validation import validate_operator
+
+CATALOG = load_catalog()
+HIGHEST = CATALOG.common.highest_feature_level.name
+OPERATORS = [spec.name for spec in CATALOG.operators]
+# The pages of FOLD and UNFOLD (6_4) leave every data-type cell of their support table empty:
+# as written, no desc of theirs is valid (recorded in their specs' notes).
+NO_VALID_DESC = {"FOLD", "UNFOLD"}
+# Rules no single change can break without breaking a support row too, and why.
+UNBREAKABLE_ALONE = {
+    "ADAM_OPTIMIZER.C2": "every ADAM_OPTIMIZER tensor supports exactly 4 dimensions at every "
+    "level, so a DimensionCount mismatch always breaks SUPPORT.dimension_count as well",
+}
+BASES = {spec.name: base_desc(CATALOG, spec) for spec in CATALOG.operators}
+
+
+def operator(spec: OperatorSpec, desc: dict[str, Any]) -> dict[str, Any]:
+    return {"type": spec.operator_type, "desc": desc}
+
+
+def test_every_operator_has_a_valid_base_desc() -> None:
+    assert {name for name, desc in BASES.items() if desc is None} == NO_VALID_DESC
+    for spec in CATALOG.operators:
+        if BASES[spec.name] is not None:
+            assert validate_operator(operator(spec, BASES[spec.name]), HIGHEST).valid
+
+
+@pytest.mark.parametrize("name", [n for n in OPERATORS if n not in NO_VALID_DESC])
+def test_each_error_constraint_broken_alone_fires_exactly_its_id(name: str) -> None:
+    spec = CATALOG.operator(name)
+    base = BASES[name]
+    assert base is not None
+    unbroken = []
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        broken = break_constraint(CATALOG, spec, base_descs(CATALOG, spec), constraint.id, HIGHEST)
+        if broken is None:
+            unbroken.append(constraint.id)
+            continue
+        result = validate_operator(operator(spec, broken), HIGHEST)
+        assert result.fired() == (constraint.id,)
+        assert constraint.message in result.violations[0].message
+    assert unbroken == [c for c in UNBREAKABLE_ALONE if c.startswith(name + ".")]
+
+
+def _with_cell(
+    spec: OperatorSpec, base: dict[str, Any], tensor: str, kind: str, value: Any
+) -> dict[str, Any] | None:
+    desc = copy.deepcopy(base)
+    if tensor not in desc:
+        return None
+    targets = desc[tensor] if isinstance(desc[tensor], list) else [desc[tensor]]
+    if kind == "rank":
+        for item in targets:
+            item["Sizes"] = [1] * int(value)
+        return desc
+    group = next(
+        (g for g in type_groups(spec, "DataType") if f"{tensor}.DataType" in g),
+        {f"{tensor}.DataType"},
+    )
+    for slot in group:
+        owner, _, member = slot.partition(".")
+        items = desc.get(owner)
+        for item in items if isinstance(items, list) else [items]:
+            if isinstance(item, dict) and member:
+                item[member] = value
+            elif not member and owner in desc:
+                desc[owner] = value
+    for item in targets:
+        item["DataType"] = value
+    return desc
+
+
+@pytest.mark.parametrize("name", [n for n in OPERATORS if n not in NO_VALID_DESC])
+def test_every_support_cell_is_accepted_at_its_level_and_rejected_below(name: str) -> None:
+    spec = CATALOG.operator(name)
+    common = CATALOG.common
+    checked = 0
+    for index, row in enumerate(spec.support):
+        if row.when is not None:
+            continue  # per-function rows: REDUCE's functions are checked in its own tests
+        previous = next((r for r in reversed(spec.support[:index]) if r.when is None), None)
+        below = [
+            lv
+            for lv in common.feature_levels
+            if lv.rank < common.feature_level(row.feature_level).rank
+        ]
+        base = base_desc(CATALOG, spec, row.feature_level)  # valid in this row
+        assert base is not None, row.feature_level
+        for cell in row.tensors:
+            values = [("data_type", t) for t in cell.data_types]
+            values += [("rank", n) for n in cell.dimension_counts]
+            for kind, value in values:
+                desc = _with_cell(spec, base, cell.tensor, kind, value)
+                if desc is None:
+                    continue
+                op = operator(spec, desc)
+                result = validate_operator(op, row.feature_level)
+                support_fired = [v for v in result.fired() if v.startswith(("SUPPORT.", "LEVEL."))]
+                # Another tensor of the desc may not allow the value (a fixed output type,
+                # a rank another cell lacks); only this cell's own verdict is checked.
+                own = [
+                    v
+                    for v in result.violations
+                    if v.constraint.startswith("SUPPORT.") and f"/desc/{cell.tensor}" in v.path
+                ]
+                assert own == [], (row.feature_level, cell.tensor, value, support_fired)
+                checked += 1
+                if not below:
+                    continue
+                allowed_before = previous is not None and (
+                    value in previous.tensor(cell.tensor).data_types
+                    if kind == "data_type"
+                    else value in previous.tensor(cell.tensor).dimension_counts
+                )
+                if allowed_before:
+                    continue
+                earlier = validate_operator(op, below[-1].name).fired()
+                expected = (
+                    "LEVEL.operator"
+                    if previous is None
+                    else "SUPPORT.data_type"
+                    if kind == "data_type"
+                    else "SUPPORT.dimension_count"
+                )
+                assert expected in earlier, (below[-1].name, cell.tensor, value, earlier)
+    assert checked > 0 or all(row.when is not None for row in spec.support)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**65), 2**65) | st.floats() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from([n for n in OPERATORS if n not in NO_VALID_DESC]),
+    data=st.data(),
+)
+def test_fuzzed_descs_of_any_operator_never_crash_the_validator(
+    name: str, data: st.DataObject
+) -> None:
+    spec = CATALOG.operator(name)
+    desc = copy.deepcopy(BASES[name]) or {}
+    for _ in range(data.draw(st.integers(1, 3))):
+        field = data.draw(st.sampled_from(sorted({*desc, *(f.name for f in spec.fields)})))
+        value = desc.get(field)
+        if isinstance(value, dict) and data.draw(st.booleans()):
+            member = data.draw(st.sampled_from([*sorted(value), "Strides", "Type", "Desc"]))
+            value[member] = data.draw(json_values)
+        elif isinstance(value, list) and value and data.draw(st.booleans()):
+            value[data.draw(st.integers(0, len(value) - 1))] = data.draw(json_values)
+        else:
+            desc[field] = data.draw(json_values)
+    level = data.draw(st.sampled_from([None, "1_0", "3_0", "5_0", HIGHEST]))
+    result = validate_operator(operator(spec, desc), level)
+    assert isinstance(result.to_json()["violations"], list)
+
+
+def test_fused_activations_are_checked_against_their_operator_set() -> None:
+    spec = CATALOG.operator("ELEMENT_WISE_ADD1")
+    desc = copy.deepcopy(BASES["ELEMENT_WISE_ADD1"])
+    assert desc is not None
+    desc["FusedActivation"] = {"Type": "ACTIVATION_ELU", "Alpha": 0.5}
+    assert validate_operator(operator(spec, desc)).valid
+    desc["FusedActivation"] = {"Type": "ACTIVATION_ELU", "Desc": {"Alpha": 0.5}}
+    assert validate_operator(operator(spec, desc)).valid
+    desc["FusedActivation"] = {"Type": "ELEMENT_WISE_ADD", "Alpha": 0.5}
+    (violation,) = validate_operator(operator(spec, desc)).violations
+    assert violation.constraint == "JSON.operator_type"
+    assert "FusedActivation.Type must be one of ACTIVATION_CELU" in violation.message
+    desc["FusedActivation"] = {"Type": "ACTIVATION_ELU", "Beta": 1}
+    fired = [str(v) for v in validate_operator(operator(spec, desc)).violations]
+    assert any("no field 'Beta'" in v for v in fired) and any(
+        "requires the field Alpha" in v for v in fired
+    )
+
+
+def test_arrays_must_have_their_count_field_items() -> None:
+    spec = CATALOG.operator("JOIN")
+    desc = copy.deepcopy(BASES["JOIN"])
+    assert desc is not None
+    desc["InputCount"] = len(desc["InputTensors"]) + 1
+    fired = validate_operator(operator(spec, desc)).violations
+    assert [v.constraint for v in fired] == ["JSON.array_count"]
+    assert fired[0].message == (
+        f"InputTensors must have InputCount ({desc['InputCount']}) items; "
+        f"got {len(desc['InputTensors'])}"
+    )
+
+
+def test_nested_structs_and_tensor_arrays_are_read_member_by_member() -> None:
+    spec = CATALOG.operator("UPSAMPLE_2D")
+    desc = copy.deepcopy(BASES["UPSAMPLE_2D"])
+    assert desc is not None
+    desc["ScaleSize"] = {"Width": -1, "Height": 2, "Depth": 1}
+    messages = [str(v) for v in validate_operator(operator(spec, desc)).violations]
+    assert any("DML_SIZE_2D has no member 'Depth'" in m for m in messages)
+    assert any(
+        "ScaleSize.Width must be an integer in [0, 4294967295]; got -1" in m for m in messages
+    )
+    split = CATALOG.operator("SPLIT")
+    desc = copy.deepcopy(BASES["SPLIT"])
+    assert desc is not None
+    desc["OutputTensors"][0]["DataType"] = "FLOAT128"
+    (violation,) = validate_operator(operator(split, desc)).violations
+    assert violation.path == "/desc/OutputTensors/0/DataType"
+
+
+def test_support_rows_per_function_apply_by_their_condition() -> None:
+    """REDUCE's tables are per function: ARGMAX outputs integers, SUM does not."""
+    spec = CATALOG.operator("REDUCE")
+    desc = copy.deepcopy(BASES["REDUCE"])
+    assert desc is not None
+    argmax_rows = [r for r in spec.support if r.when is not None and "ARGMAX" in r.when.source]
+    output_types = argmax_rows[-1].tensor("OutputTensor").data_types
+    integral = next(t for t in output_types if t.startswith(("INT", "UINT")))
+    desc.update(Function="ARGMAX")
+    desc["OutputTensor"]["DataType"] = integral
+    argmax = validate_operator(operator(spec, desc))
+    assert not [v for v in argmax.fired() if v.startswith("SUPPORT.")], argmax.violations
+    desc.update(Function="AVERAGE")  # its rows allow floating outputs only
+    averaged = validate_operator(operator(spec, desc)).fired()
+    assert "SUPPORT.data_type" in averaged
