@@ -1,8 +1,8 @@
 """What exists for each operator: the rows of `dmlspec list` and of docs/catalog.md.
 
 Encoded counts the distinct page sentences the spec's constraints quote (field ranges
-included); left counts the sentences the spec lists under `unencoded`. Together they are the
-normative sentences of the operator's pages that dmlspec has looked at.
+included); left counts the sentences the spec lists under `unencoded` as rules not yet
+encoded. Sentences listed as informative (advice, run-time behaviour) are counted apart.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class OperatorStatus:
     requires: int
     encoded: int
     left: int
+    informative: int
     examples: int
     kernel: bool
     reference: bool
@@ -49,7 +50,8 @@ def _status(spec: OperatorSpec) -> OperatorStatus:
         errors=sum(c.constraint_class == "error" for c in spec.constraints),
         requires=sum(c.constraint_class == "requires" for c in spec.constraints),
         encoded=len(spec.encoded_sentences),
-        left=len(spec.unencoded),
+        left=sum(not u.informative for u in spec.unencoded),
+        informative=sum(u.informative for u in spec.unencoded),
         examples=len(spec.examples),
         kernel=spec.kernel is not None,
         reference=spec.name in REFERENCE_OPERATORS,
@@ -103,11 +105,13 @@ def _cells(row: OperatorStatus) -> tuple[str, ...]:
 def _summary(rows: list[OperatorStatus]) -> str:
     encoded = sum(r.encoded for r in rows)
     left = sum(r.left for r in rows)
+    informative = sum(r.informative for r in rows)
     share = 100 * encoded / (encoded + left) if encoded + left else 100.0
     curated = sum(r.status == "curated" for r in rows)
     return (
         f"{len(rows)} operators ({curated} curated, {len(rows) - curated} drafted); "
-        f"{encoded} normative sentences encoded, {left} left ({share:.0f}% encoded); "
+        f"{encoded} normative sentences encoded, {left} left ({share:.0f}% encoded; "
+        f"{informative} more are informative, not rules); "
         f"{sum(r.kernel for r in rows)} with kernels, reference and suites."
     )
 

@@ -314,6 +314,9 @@ class CommonSpec:
     def element_bits(self, data_type: str) -> int:
         return self.data_type(data_type).bits
 
+    def level_rank(self, level: str) -> int:
+        return self.feature_level(level).rank
+
     def numpy_dtype(self, data_type: str) -> str | None:
         return self.data_type(data_type).numpy
 
@@ -626,10 +629,15 @@ class Unencoded:
     doc: str
     reason: str
     field: str | None = None  # the field whose description holds it; None for page-level text
+    # True for a sentence that reads like a rule but constrains no desc (advice, run-time
+    # behaviour); it is listed, and left out of the share of sentences encoded.
+    informative: bool = False
 
     def to_json(self) -> Json:
         data: Json = {"doc": self.doc}
         _put(data, "field", self.field)
+        if self.informative:
+            data["informative"] = True
         data["reason"] = self.reason
         return data
 

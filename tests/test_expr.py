@@ -201,3 +201,67 @@ def test_derivation_of_an_undefined_target_is_refused(catalog: Catalog) -> None:
         ValueError, match=r"no constraint of FILL_VALUE_SEQUENCE defines \['ValueStart'\]"
     ):
         derive_members(catalog.common, spec, {}, ["ValueStart"])
+
+
+def test_catalog_functions_and_the_feature_level(catalog: Catalog) -> None:
+    """The functions the catalog's rules use, through the generated-code path (View) too."""
+    from dmlspec.expr import Environment, Scope, TensorValue, compile_expression
+    from dmlspec.expr.types import INT, LIST, TENSORS, EnumType
+    from dmlspec.loading.base import tensor_type
+    from dmlspec.validation.runtime import Functions, TensorView
+
+    common = catalog.common
+    tensor = tensor_type(common)
+    scope = Scope(
+        {
+            "FeatureLevel": EnumType("DML_FEATURE_LEVEL"),
+            "Axes": LIST,
+            "Axis": INT,
+            "InputTensors": TENSORS,
+            "OutputTensor": tensor,
+        },
+        common.enum_infos(),
+    )
+    inputs = [
+        TensorValue(
+            "InputTensors[0]", {"DataType": "FLOAT32", "Sizes": [1, 2, 3], "DimensionCount": 3}
+        ),
+        TensorValue(
+            "InputTensors[1]", {"DataType": "FLOAT32", "Sizes": [1, 4, 3], "DimensionCount": 3}
+        ),
+    ]
+    output = TensorValue(
+        "OutputTensor", {"DataType": "FLOAT32", "Sizes": [1, 6, 3], "DimensionCount": 3}
+    )
+    env = Environment(
+        {
+            "FeatureLevel": "5_1",
+            "Axes": [0, 2],
+            "Axis": 1,
+            "InputTensors": inputs,
+            "OutputTensor": output,
+        },
+        common,
+        common.enum_infos(),
+    )
+    cases = {
+        'level_at_least(FeatureLevel, "5_0")': True,
+        'level_at_least(FeatureLevel, "DML_FEATURE_LEVEL_5_2")': False,
+        "all_less(Axes, OutputTensor.DimensionCount) and all_at_least(Axes, 0)": True,
+        "distinct(Axes + [2])": False,
+        "effective_rank([1, 1, 3, 4]) == 2 and effective_rank([1, 1]) == 1": True,
+        "same_data_type(InputTensors, OutputTensor)": True,
+        "same_dimension_count(InputTensors, OutputTensor)": True,
+        "same_sizes_except(InputTensors, OutputTensor, Axis)": True,
+        "same_sizes_except(InputTensors, OutputTensor, 2)": False,
+        "sum_along(InputTensors, Axis) == OutputTensor.Sizes[Axis]": True,
+        "len(InputTensors) == 2": True,
+    }
+    fn = Functions(common)
+    for source, expected in cases.items():
+        expression = compile_expression(source, scope)
+        assert expression.evaluate(env) is expected, source
+    # the validators' runtime reads tensors as attribute views
+    views = [TensorView(t.name, t.members) for t in inputs]
+    assert fn.same_sizes_except(views, TensorView("OutputTensor", output.members), 1)
+    assert fn.sum_along(views, 1) == 6

@@ -27,6 +27,7 @@ from .types import (
     TENSORS,
     EnumType,
     FlagsType,
+    TensorType,
     Type,
     is_assignable,
 )
@@ -42,6 +43,8 @@ class Facts(Protocol):
     def element_bits(self, data_type: str) -> int: ...
 
     def numpy_dtype(self, data_type: str) -> str | None: ...
+
+    def level_rank(self, level: str) -> int: ...
 
 
 class TypeRuleError(Exception):
@@ -138,6 +141,33 @@ def _present(facts: Facts, read: Callable[[], Any]) -> bool:
     except Absent:
         return False
     return True
+
+
+LEVEL = EnumType("DML_FEATURE_LEVEL")
+
+
+def _member(tensor: Any, name: str) -> Any:
+    """A member of a tensor as the validators (attributes) or the evaluator (.get) hold it."""
+    reader = getattr(type(tensor), "get", None)  # TensorValue; TensorView reads attributes
+    return reader(tensor, name) if callable(reader) else getattr(tensor, name)
+
+
+def _tensors_and_tensor(args: Sequence[Type]) -> Type:
+    if len(args) != 2 or args[0] != TENSORS or not isinstance(args[1], TensorType):
+        raise TypeRuleError("takes a tensor array and a tensor")
+    return BOOL
+
+
+def _same_sizes_except(args: Sequence[Type]) -> Type:
+    if len(args) != 3 or args[0] != TENSORS or not isinstance(args[1], TensorType):
+        raise TypeRuleError("takes a tensor array, a tensor and an axis")
+    if args[2] != INT:
+        raise TypeRuleError(f"argument 3 must be int; got {args[2]}", 2)
+    return BOOL
+
+
+def _sizes_except(sizes: list[int], axis: int) -> list[int]:
+    return [s for i, s in enumerate(sizes) if i != axis]
 
 
 def _broadcastable(facts: Facts, sizes: list[int], target: list[int]) -> bool:
@@ -295,6 +325,79 @@ _FUNCTION_LIST = [
         "Whether the desc gives an optional field (or a definition that reads only given ones).",
         _present_rule,
         _present,
+    ),
+    Function(
+        "level_at_least",
+        "level_at_least(level: enum DML_FEATURE_LEVEL, since: enum DML_FEATURE_LEVEL) -> bool",
+        "Whether `level` is `since` or a later feature level (`FeatureLevel` is the level a "
+        "desc is validated at).",
+        _fixed(LEVEL, LEVEL, returns=BOOL),
+        lambda facts, level, since: facts.level_rank(level) >= facts.level_rank(since),
+    ),
+    Function(
+        "all_less",
+        "all_less(xs: list, bound: number) -> bool",
+        "Every item is less than `bound` (true for an empty list).",
+        _fixed(LIST, NUMBER, returns=BOOL),
+        lambda facts, xs, bound: all(x < bound for x in xs),
+    ),
+    Function(
+        "all_at_least",
+        "all_at_least(xs: list, bound: number) -> bool",
+        "Every item is at least `bound` (true for an empty list).",
+        _fixed(LIST, NUMBER, returns=BOOL),
+        lambda facts, xs, bound: all(x >= bound for x in xs),
+    ),
+    Function(
+        "distinct",
+        "distinct(xs: list) -> bool",
+        "No item appears twice.",
+        _fixed(LIST, returns=BOOL),
+        lambda facts, xs: len(set(xs)) == len(xs),
+    ),
+    Function(
+        "effective_rank",
+        "effective_rank(sizes: list) -> int",
+        "The number of dimensions after the leading 1s (at least 1): a {1,1,3,4} tensor has "
+        "effective rank 2.",
+        _fixed(LIST, returns=INT),
+        lambda facts, sizes: max(
+            len(sizes) - next((i for i, s in enumerate(sizes) if s != 1), len(sizes)), 1
+        ),
+    ),
+    Function(
+        "same_data_type",
+        "same_data_type(ts: tensors, t: tensor) -> bool",
+        "Every tensor of the array has t's DataType.",
+        _tensors_and_tensor,
+        lambda facts, ts, t: all(_member(x, "DataType") == _member(t, "DataType") for x in ts),
+    ),
+    Function(
+        "same_dimension_count",
+        "same_dimension_count(ts: tensors, t: tensor) -> bool",
+        "Every tensor of the array has t's DimensionCount.",
+        _tensors_and_tensor,
+        lambda facts, ts, t: all(
+            _member(x, "DimensionCount") == _member(t, "DimensionCount") for x in ts
+        ),
+    ),
+    Function(
+        "same_sizes_except",
+        "same_sizes_except(ts: tensors, t: tensor, axis: int) -> bool",
+        "Every tensor of the array has t's Sizes in every dimension but `axis`.",
+        _same_sizes_except,
+        lambda facts, ts, t, axis: all(
+            _sizes_except(list(_member(x, "Sizes")), axis)
+            == _sizes_except(list(_member(t, "Sizes")), axis)
+            for x in ts
+        ),
+    ),
+    Function(
+        "sum_along",
+        "sum_along(ts: tensors, axis: int) -> int",
+        "The sum of the tensors' sizes along `axis` (JOIN's output, SPLIT's input).",
+        _fixed(TENSORS, INT, returns=INT),
+        lambda facts, ts, axis: sum(list(_member(x, "Sizes"))[axis] for x in ts),
     ),
     Function(
         "broadcastable",

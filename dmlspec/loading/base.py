@@ -24,10 +24,18 @@ from ..expr.types import (
 )
 from .report import Report, known
 
-__all__ = ["ELEMENT_INDEX_NAME", "Builder", "field_type", "tensor_type", "unknown_level"]
+__all__ = [
+    "ELEMENT_INDEX_NAME",
+    "FEATURE_LEVEL_NAME",
+    "Builder",
+    "field_type",
+    "tensor_type",
+    "unknown_level",
+]
 
 TENSOR_SCOPE_NAME = "T"
 ELEMENT_INDEX_NAME = "k"  # element ordinal in comparison reference expressions
+FEATURE_LEVEL_NAME = "FeatureLevel"  # the level a desc is validated at
 
 _FIELD_TYPES: dict[str, Type] = {
     "uint": INT,

@@ -8,8 +8,8 @@ from typing import Any
 
 from .. import model as m
 from ..expr import Scope
-from ..expr.types import BOOL, INT, NUMBER, Type
-from .base import ELEMENT_INDEX_NAME, Builder, field_type, unknown_level
+from ..expr.types import BOOL, INT, NUMBER, EnumType, Type
+from .base import ELEMENT_INDEX_NAME, FEATURE_LEVEL_NAME, Builder, field_type, unknown_level
 from .report import Report, known
 
 __all__ = ["OperatorBuilder", "values_shape"]
@@ -49,6 +49,8 @@ class OperatorBuilder(Builder):
         if self.report.count:
             return None
         names: dict[str, Type] = {f.name: field_type(f, self.common) for f in fields}
+        # The level a desc is validated at, for rules that change with it.
+        names.setdefault(FEATURE_LEVEL_NAME, EnumType(m.FEATURE_LEVEL_ENUM))
         definitions = self.definitions(names)
         known_ids: set[str] = set()
         scopes = {
@@ -119,7 +121,11 @@ class OperatorBuilder(Builder):
                     ["unencoded", i, "field"],
                     f"{raw['field']!r} is not a field of {self.name} (fields: {known(names)})",
                 )
-            items.append(m.Unencoded(raw["doc"], raw["reason"], raw.get("field")))
+            items.append(
+                m.Unencoded(
+                    raw["doc"], raw["reason"], raw.get("field"), raw.get("informative", False)
+                )
+            )
         return tuple(items)
 
     # -- fields and definitions -----------------------------------------------------------

@@ -71,7 +71,7 @@ def validate_with(
         for rule, detail in _failures(common.tensor_rules, scope):
             path = f"/desc/{label.replace('[', '/').rstrip(']')}{rule.path}"
             violations.append(Violation(rule.id, path, f"{label}: {rule.message}{detail}"))
-    view = View(read.values, table.definitions)
+    view = View({**read.values, "FeatureLevel": level}, table.definitions)
     row = _row_in_force(table, common, level, view)
     if row is not None:
         for info, tensor in tensors:
@@ -309,7 +309,7 @@ def check_requires_with(
         tensor = read.values.get(name)
         if isinstance(tensor, TensorView):
             tensor.members[DATA_MEMBER] = np.asarray(data)
-    view = View(read.values, table.definitions)
+    view = View({**read.values, "FeatureLevel": result.feature_level}, table.definitions)
     rules = table.rules + table.requires
     outcomes = _outcomes(rules, view)
     violations: list[Violation] = []

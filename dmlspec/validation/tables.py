@@ -130,5 +130,8 @@ class CommonTable:
     def element_bits(self, data_type: str) -> int:
         return self.data_types[data_type].bits
 
+    def level_rank(self, level: str) -> int:
+        return self.rank(level.removeprefix("DML_FEATURE_LEVEL_"))
+
     def numpy_dtype(self, data_type: str) -> str | None:
         return self.data_types[data_type].numpy
