@@ -194,6 +194,8 @@ def command_conformance(args: argparse.Namespace) -> int:
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
+    if args.ops:
+        _require_kernels(_catalog(args), args.ops, "conformance suite")
     report_dir = Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-"))
     report_dir.mkdir(parents=True, exist_ok=True)
     options = [
@@ -227,14 +229,35 @@ def command_conformance(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
 
 
+def _require_kernels(catalog: Catalog, names: Sequence[str], what: str) -> list[str]:
+    """The spec names of `names`; BadInput for an unknown one or one dmlspec cannot run yet."""
+    found = []
+    runnable = ", ".join(s.name for s in catalog.with_kernels)
+    for name in names:
+        try:
+            spec = catalog.operator(name)
+        except KeyError:
+            raise BadInput(
+                f"unknown operator {name!r} (`dmlspec list` shows the {len(catalog.operators)} "
+                "operators dmlspec knows)"
+            ) from None
+        if spec.kernel is None:
+            raise BadInput(
+                f"{spec.name} has a spec and a validator but no {what} yet "
+                f"(operators with kernels and suites: {runnable})"
+            )
+        found.append(spec.name)
+    return found
+
+
 def command_export(args: argparse.Namespace) -> int:
     from .vectors.export import export
 
     catalog = _catalog(args)
     operators = (
-        [catalog.operator(o).name for o in args.ops]
+        _require_kernels(catalog, args.ops, "kernel to export cases from")
         if args.ops
-        else [s.name for s in catalog.operators]
+        else [s.name for s in catalog.with_kernels]
     )
     level = (args.feature_level or catalog.common.highest_feature_level.name).removeprefix(
         "DML_FEATURE_LEVEL_"

@@ -51,7 +51,7 @@ def example_case(
 
 EXAMPLES = [
     (spec.name, example.id)
-    for spec in CATALOG.operators
+    for spec in CATALOG.with_kernels
     for example in spec.examples
     if isinstance(example.valid_form.as_dict().get(spec.checked_kernel.output), ExampleTensor)
     and example.valid_form.as_dict()[spec.checked_kernel.output].values is not None  # type: ignore[union-attr]

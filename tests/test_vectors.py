@@ -229,8 +229,8 @@ def _model(tmp_path: Path, model: object, name: str = "model.json") -> Path:
             "/resources/a/initialValues/1: expected a number; got 'x'",
         ),
         (
-            {"dispatchables": {"g": {"type": "DML_OPERATOR_GEMM", "desc": {}}}},
-            "/dispatchables/g/type: dmlspec cannot run 'DML_OPERATOR_GEMM' yet",
+            {"dispatchables": {"g": {"type": "DML_OPERATOR_GEMMM", "desc": {}}}},
+            "/dispatchables/g/type: dmlspec cannot run 'DML_OPERATOR_GEMMM' yet",
         ),
         (
             {"commands": [{"type": "dispatch", "dispatchable": "missing", "bindings": {}}]},

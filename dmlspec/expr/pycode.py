@@ -123,12 +123,14 @@ class _Wrapper:
         self.renderer = renderer
         self.width = width
 
-    def lines(self, node: nodes.Node, indent: int, at_least: int = _OR) -> list[str]:
+    def lines(
+        self, node: nodes.Node, indent: int, at_least: int = _OR, force_break: bool = False
+    ) -> list[str]:
         text, level = self.renderer.render(node)
         if level < at_least:
             text = f"({text})"
         pad = " " * indent
-        if indent + len(text) <= self.width:
+        if indent + len(text) <= self.width and not force_break:
             return [pad + text]
         broken = self.broken(node, indent)
         if broken is None:
@@ -140,6 +142,14 @@ class _Wrapper:
     def broken(self, node: nodes.Node, indent: int) -> list[str] | None:
         pad = " " * indent
         match node:
+            case nodes.Call(func="present", args=(arg,)):
+                thunk = self.lines(arg, indent + 4)
+                return [
+                    f"{pad}{self.renderer.function('present')}(",
+                    f"{pad}    lambda: {thunk[0].lstrip()}",
+                    *thunk[1:],
+                    pad + ")",
+                ]
             case nodes.Call(func=func, args=args) if args:
                 lines = [f"{pad}{self.renderer.function(func)}("]
                 for arg in args:
@@ -176,6 +186,9 @@ class _Wrapper:
 
         lines = self.lines(first, indent, at_least(first))
         for op, operand in rest:
-            part = self.lines(operand, indent, at_least(operand))
+            # Laid out as if indented past "op ", which prefixes its first line.
+            part = self.lines(operand, indent + len(op) + 1, at_least(operand))
+            if len(part) > 1:  # broken: its own indentation, the operator before it
+                part = self.lines(operand, indent, at_least(operand), force_break=True)
             lines += [f"{pad}{op} {part[0].lstrip()}", *part[1:]]
         return lines

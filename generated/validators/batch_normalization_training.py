@@ -104,7 +104,10 @@ def _c4(d: View) -> bool:
     """
     return bool(
         fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes)
-        and (not fn.present(lambda: d.FusedAddTensor) or d.FusedAddTensor.Sizes == d.InputTensor.Sizes)
+        and (
+            not fn.present(lambda: d.FusedAddTensor)
+            or d.FusedAddTensor.Sizes == d.InputTensor.Sizes
+        )
     )
 
 

@@ -54,7 +54,10 @@ def _c1(d: View) -> bool:
     """
     return bool(
         fn.all_equal(d.FilterTensor.DataType, d.InputTensor.DataType, d.OutputTensor.DataType)
-        and (not fn.present(lambda: d.BiasTensor) or d.BiasTensor.DataType == d.FilterTensor.DataType)
+        and (
+            not fn.present(lambda: d.BiasTensor)
+            or d.BiasTensor.DataType == d.FilterTensor.DataType
+        )
     )
 
 

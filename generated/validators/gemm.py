@@ -60,7 +60,10 @@ def _c2(d: View) -> bool:
             d.BTensor.DimensionCount,
             d.OutputTensor.DimensionCount,
         )
-        and (not fn.present(lambda: d.CTensor) or d.CTensor.DimensionCount == d.ATensor.DimensionCount)
+        and (
+            not fn.present(lambda: d.CTensor)
+            or d.CTensor.DimensionCount == d.ATensor.DimensionCount
+        )
     )
 
 

@@ -105,7 +105,10 @@ def _c5(d: View) -> bool:
     """
     return bool(
         fn.all_equal(d.AScaleTensor.DataType, d.BScaleTensor.DataType, d.OutputTensor.DataType)
-        and (not fn.present(lambda: d.BiasTensor) or d.BiasTensor.DataType == d.AScaleTensor.DataType)
+        and (
+            not fn.present(lambda: d.BiasTensor)
+            or d.BiasTensor.DataType == d.AScaleTensor.DataType
+        )
     )
 
 

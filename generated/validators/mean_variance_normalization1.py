@@ -51,8 +51,14 @@ def _c1(d: View) -> bool:
     """
     return bool(
         fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType)
-        and (not fn.present(lambda: d.BiasTensor) or d.BiasTensor.DataType == d.InputTensor.DataType)
-        and (not fn.present(lambda: d.ScaleTensor) or d.ScaleTensor.DataType == d.InputTensor.DataType)
+        and (
+            not fn.present(lambda: d.BiasTensor)
+            or d.BiasTensor.DataType == d.InputTensor.DataType
+        )
+        and (
+            not fn.present(lambda: d.ScaleTensor)
+            or d.ScaleTensor.DataType == d.InputTensor.DataType
+        )
     )
 
 

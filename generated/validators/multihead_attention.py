@@ -76,7 +76,10 @@ def _c1(d: View) -> bool:
             not fn.present(lambda: d.PastValueTensor)
             or d.PastValueTensor.DataType == d.OutputTensor.DataType
         )
-        and (not fn.present(lambda: d.QueryTensor) or d.QueryTensor.DataType == d.OutputTensor.DataType)
+        and (
+            not fn.present(lambda: d.QueryTensor)
+            or d.QueryTensor.DataType == d.OutputTensor.DataType
+        )
         and (
             not fn.present(lambda: d.RelativePositionBiasTensor)
             or d.RelativePositionBiasTensor.DataType == d.OutputTensor.DataType
@@ -93,7 +96,10 @@ def _c1(d: View) -> bool:
             not fn.present(lambda: d.StackedQueryKeyValueTensor)
             or d.StackedQueryKeyValueTensor.DataType == d.OutputTensor.DataType
         )
-        and (not fn.present(lambda: d.ValueTensor) or d.ValueTensor.DataType == d.OutputTensor.DataType)
+        and (
+            not fn.present(lambda: d.ValueTensor)
+            or d.ValueTensor.DataType == d.OutputTensor.DataType
+        )
     )
 
 

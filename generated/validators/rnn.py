@@ -58,7 +58,10 @@ def _c1(d: View) -> bool:
     """
     return bool(
         fn.all_equal(d.InputTensor.DataType, d.RecurrenceTensor.DataType, d.WeightTensor.DataType)
-        and (not fn.present(lambda: d.BiasTensor) or d.BiasTensor.DataType == d.InputTensor.DataType)
+        and (
+            not fn.present(lambda: d.BiasTensor)
+            or d.BiasTensor.DataType == d.InputTensor.DataType
+        )
         and (
             not fn.present(lambda: d.HiddenInitTensor)
             or d.HiddenInitTensor.DataType == d.InputTensor.DataType

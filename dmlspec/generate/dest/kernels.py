@@ -14,6 +14,7 @@ from ...expr.solve import derivations, order_derivations, references
 from ...model import Catalog, Example, ExampleTensor, Field, OperatorSpec
 from ..header import python_header
 from ..pysource import WIDTH, docstring, q, snake
+from .package import all_lines, import_lines, registry_entry
 from .rules import RuleContext
 from .validators import module_name
 
@@ -295,11 +296,10 @@ def render_kernels_package(catalog: Catalog) -> str:
         0,
     )
     lines += ["", "from __future__ import annotations", "", "from types import ModuleType", ""]
-    lines.append(f"from . import {', '.join(modules)}")
+    lines += import_lines(modules)
     lines += ["", "KERNELS: dict[str, ModuleType] = {"]
     for spec in sorted(catalog.with_kernels, key=lambda s: s.name):
         for operator_type in spec.operator_types:
-            lines.append(f"    {q(operator_type)}: {module_name(spec)},")
-    exported = ", ".join(q(name) for name in ["KERNELS", *modules])
-    lines += ["}", "", f"__all__ = [{exported}]"]
+            lines += registry_entry(operator_type, module_name(spec))
+    lines += ["}", "", *all_lines(["KERNELS", *modules])]
     return "\n".join(lines) + "\n"

@@ -7,7 +7,34 @@ from ..header import python_header
 from ..pysource import docstring, q
 from .validators import module_name
 
-__all__ = ["render_package", "render_validators_package"]
+__all__ = [
+    "all_lines",
+    "import_lines",
+    "registry_entry",
+    "render_package",
+    "render_validators_package",
+]
+
+
+def registry_entry(key: str, module: str) -> list[str]:
+    """`    "KEY": module,`, the value on a line of its own when the entry is too long."""
+    single = f"    {q(key)}: {module},"
+    return [single] if len(single) <= 100 else [f"    {q(key)}: (", f"        {module}", "    ),"]
+
+
+def all_lines(names: list[str]) -> list[str]:
+    single = f"__all__ = [{', '.join(q(n) for n in names)}]"
+    if len(single) <= 100:
+        return [single]
+    return ["__all__ = [", *[f"    {q(n)}," for n in names], "]"]
+
+
+def import_lines(modules: list[str]) -> list[str]:
+    """`from . import a, b` on one line when it fits, else one module per line (isort style)."""
+    single = f"from . import {', '.join(modules)}"
+    if len(single) <= 100:
+        return [single]
+    return ["from . import (", *[f"    {module}," for module in modules], ")"]
 
 
 def render_package(catalog: Catalog) -> str:
@@ -29,11 +56,10 @@ def render_validators_package(catalog: Catalog) -> str:
         0,
     )
     lines += ["", "from __future__ import annotations", "", "from types import ModuleType", ""]
-    lines.append(f"from . import {', '.join(modules)}")
+    lines += import_lines(modules)
     lines += ["", "VALIDATORS: dict[str, ModuleType] = {"]
     for spec in sorted(catalog.operators, key=lambda s: s.name):
         for operator_type in spec.operator_types:
-            lines.append(f"    {q(operator_type)}: {module_name(spec)},")
-    exported = ", ".join(q(name) for name in ["VALIDATORS", *modules])
-    lines += ["}", "", f"__all__ = [{exported}]"]
+            lines += registry_entry(operator_type, module_name(spec))
+    lines += ["}", "", *all_lines(["VALIDATORS", *modules])]
     return "\n".join(lines) + "\n"
