@@ -49,6 +49,13 @@ FIELDS = (
 )
 
 
+def _per_channel_sizes(d: View) -> Any:
+    """PerChannelSizes: { 1, ChannelCount, 1, 1 } (one more trailing 1 for a 5D InputTensor): the
+    sizes of a per-channel scale or zero-point tensor.
+    """
+    return [1, d.InputTensor.Sizes[1]] + fn.pad_left([], d.InputTensor.DimensionCount - 2)
+
+
 def _c1(d: View) -> bool:
     """QUANTIZED_LINEAR_AVERAGE_POOLING.C1: InputTensor, OutputTensor must have the same
     DimensionCount.
@@ -76,7 +83,52 @@ def _c3(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c4(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C4: InputScaleTensor.Sizes must be all 1s (per-tensor) or {
+    1, ChannelCount, 1, 1 } (per-channel).
+    """
+    return bool(
+        fn.all_ones(d.InputScaleTensor.Sizes)
+        or fn.pad_left(d.InputScaleTensor.Sizes, d.InputTensor.DimensionCount) == d.PerChannelSizes
+    )
+
+
+def _c5(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C5: InputZeroPointTensor.Sizes must be all 1s (per-tensor)
+    or { 1, ChannelCount, 1, 1 } (per-channel).
+    """
+    return bool(
+        not fn.present(lambda: d.InputZeroPointTensor)
+        or fn.all_ones(d.InputZeroPointTensor.Sizes)
+        or fn.pad_left(d.InputZeroPointTensor.Sizes, d.InputTensor.DimensionCount) == d.PerChannelSizes
+    )
+
+
+def _c6(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C6: OutputScaleTensor.Sizes must be all 1s (per-tensor) or {
+    1, ChannelCount, 1, 1 } (per-channel).
+    """
+    return bool(
+        fn.all_ones(d.OutputScaleTensor.Sizes)
+        or fn.pad_left(d.OutputScaleTensor.Sizes, d.InputTensor.DimensionCount) == d.PerChannelSizes
+    )
+
+
+def _c7(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C7: OutputZeroPointTensor.Sizes must be all 1s (per-tensor)
+    or { 1, ChannelCount, 1, 1 } (per-channel).
+    """
+    return bool(
+        not fn.present(lambda: d.OutputZeroPointTensor)
+        or fn.all_ones(d.OutputZeroPointTensor.Sizes)
+        or fn.pad_left(d.OutputZeroPointTensor.Sizes, d.InputTensor.DimensionCount)
+        == d.PerChannelSizes
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "PerChannelSizes": _per_channel_sizes,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -109,6 +161,76 @@ RULES: tuple[Rule, ...] = (
             ("OutputZeroPointTensor", lambda d: d.OutputZeroPointTensor),
             ("OutputZeroPointTensor.DataType", lambda d: d.OutputZeroPointTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C4",
+        _c4,
+        (
+            "InputScaleTensor.Sizes must be all 1s (per-tensor) or { 1, ChannelCount, 1, 1 } (per-"
+            "channel)"
+        ),
+        "/InputScaleTensor/Sizes",
+        operands=(
+            ("InputScaleTensor.Sizes", lambda d: d.InputScaleTensor.Sizes),
+            (
+                "pad_left(InputScaleTensor.Sizes, InputTensor.DimensionCount)",
+                lambda d: fn.pad_left(d.InputScaleTensor.Sizes, d.InputTensor.DimensionCount),
+            ),
+            ("PerChannelSizes", lambda d: d.PerChannelSizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C5",
+        _c5,
+        (
+            "InputZeroPointTensor.Sizes must be all 1s (per-tensor) or { 1, ChannelCount, 1, 1 } "
+            "(per-channel)"
+        ),
+        "/InputZeroPointTensor",
+        operands=(
+            ("InputZeroPointTensor", lambda d: d.InputZeroPointTensor),
+            ("InputZeroPointTensor.Sizes", lambda d: d.InputZeroPointTensor.Sizes),
+            (
+                "pad_left(InputZeroPointTensor.Sizes, InputTensor.DimensionCount)",
+                lambda d: fn.pad_left(d.InputZeroPointTensor.Sizes, d.InputTensor.DimensionCount),
+            ),
+            ("PerChannelSizes", lambda d: d.PerChannelSizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C6",
+        _c6,
+        (
+            "OutputScaleTensor.Sizes must be all 1s (per-tensor) or { 1, ChannelCount, 1, 1 } (per-"
+            "channel)"
+        ),
+        "/OutputScaleTensor/Sizes",
+        operands=(
+            ("OutputScaleTensor.Sizes", lambda d: d.OutputScaleTensor.Sizes),
+            (
+                "pad_left(OutputScaleTensor.Sizes, InputTensor.DimensionCount)",
+                lambda d: fn.pad_left(d.OutputScaleTensor.Sizes, d.InputTensor.DimensionCount),
+            ),
+            ("PerChannelSizes", lambda d: d.PerChannelSizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C7",
+        _c7,
+        (
+            "OutputZeroPointTensor.Sizes must be all 1s (per-tensor) or { 1, ChannelCount, 1, 1 } "
+            "(per-channel)"
+        ),
+        "/OutputZeroPointTensor",
+        operands=(
+            ("OutputZeroPointTensor", lambda d: d.OutputZeroPointTensor),
+            ("OutputZeroPointTensor.Sizes", lambda d: d.OutputZeroPointTensor.Sizes),
+            (
+                "pad_left(OutputZeroPointTensor.Sizes, InputTensor.DimensionCount)",
+                lambda d: fn.pad_left(d.OutputZeroPointTensor.Sizes, d.InputTensor.DimensionCount),
+            ),
+            ("PerChannelSizes", lambda d: d.PerChannelSizes),
         ),
     ),
 )
@@ -163,7 +285,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a QUANTIZED_LINEAR_AVERAGE_POOLING operator JSON (DxDispatch's dispatchable: type and
     desc) at a feature level (default: the highest known). Reports, in this order, the JSON
-    shape, availability at the level, the tensor rules, the support table row in force and the 3
+    shape, availability at the level, the tensor rules, the support table row in force and the 7
     QUANTIZED_LINEAR_AVERAGE_POOLING error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -53,6 +53,12 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """RESAMPLE3.C3: DimensionCount must equal the DimensionCount of InputTensor and OutputTensor.
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -74,6 +80,17 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "RESAMPLE3.C3",
+        _c3,
+        "DimensionCount must equal the DimensionCount of InputTensor and OutputTensor",
+        "/DimensionCount",
+        depends_on=("RESAMPLE3.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -112,7 +129,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE3 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 RESAMPLE3 error
+    level, the tensor rules, the support table row in force and the 3 RESAMPLE3 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

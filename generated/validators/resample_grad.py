@@ -56,6 +56,13 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """RESAMPLE_GRAD.C3: DimensionCount must equal the DimensionCount of InputGradientTensor and
+    OutputGradientTensor.
+    """
+    return bool(d.DimensionCount == d.InputGradientTensor.DimensionCount)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -80,6 +87,20 @@ RULES: tuple[Rule, ...] = (
                 "OutputGradientTensor.DimensionCount",
                 lambda d: d.OutputGradientTensor.DimensionCount,
             ),
+        ),
+    ),
+    Rule(
+        "RESAMPLE_GRAD.C3",
+        _c3,
+        (
+            "DimensionCount must equal the DimensionCount of InputGradientTensor and "
+            "OutputGradientTensor"
+        ),
+        "/DimensionCount",
+        depends_on=("RESAMPLE_GRAD.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputGradientTensor.DimensionCount", lambda d: d.InputGradientTensor.DimensionCount),
         ),
     ),
 )
@@ -131,7 +152,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 RESAMPLE_GRAD error
+    the level, the tensor rules, the support table row in force and the 3 RESAMPLE_GRAD error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -26,6 +26,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -52,6 +53,13 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType, d.ROITensor.DataType))
 
 
+def _r1(d: View) -> bool:
+    """ROI_ALIGN.R1: every batch index must lie in [0, BatchCount), BatchCount =
+    InputTensor.Sizes[0].
+    """
+    return bool(fn.all(fn.in_bounds(d.BatchIndicesTensor.Values, d.InputTensor.Sizes[0])))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -68,7 +76,25 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ROI_ALIGN.R1",
+        _r1,
+        "every batch index must lie in [0, BatchCount), BatchCount = InputTensor.Sizes[0]",
+        "/BatchIndicesTensor/Values",
+        operands=(
+            (
+                "in_bounds(BatchIndicesTensor.Values, InputTensor.Sizes[0])",
+                lambda d: fn.in_bounds(d.BatchIndicesTensor.Values, d.InputTensor.Sizes[0]),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -140,7 +166,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ROI_ALIGN.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

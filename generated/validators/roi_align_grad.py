@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -71,6 +72,21 @@ def _c1(d: View) -> bool:
     )
 
 
+def _c2(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C2: OutputROIGradientTensor must have the same Sizes as ROITensor."""
+    return bool(
+        not fn.present(lambda: d.OutputROIGradientTensor)
+        or d.OutputROIGradientTensor.Sizes == d.ROITensor.Sizes
+    )
+
+
+def _r1(d: View) -> bool:
+    """ROI_ALIGN_GRAD.R1: every batch index must lie in [0, BatchCount), BatchCount =
+    OutputGradientTensor.Sizes[0].
+    """
+    return bool(fn.all(fn.in_bounds(d.BatchIndicesTensor.Values, d.OutputGradientTensor.Sizes[0])))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -93,9 +109,40 @@ RULES: tuple[Rule, ...] = (
             ("OutputROIGradientTensor.DataType", lambda d: d.OutputROIGradientTensor.DataType),
         ),
     ),
+    Rule(
+        "ROI_ALIGN_GRAD.C2",
+        _c2,
+        "OutputROIGradientTensor must have the same Sizes as ROITensor",
+        "/OutputROIGradientTensor",
+        operands=(
+            ("OutputROIGradientTensor", lambda d: d.OutputROIGradientTensor),
+            ("OutputROIGradientTensor.Sizes", lambda d: d.OutputROIGradientTensor.Sizes),
+            ("ROITensor.Sizes", lambda d: d.ROITensor.Sizes),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ROI_ALIGN_GRAD.R1",
+        _r1,
+        "every batch index must lie in [0, BatchCount), BatchCount = OutputGradientTensor.Sizes[0]",
+        "/BatchIndicesTensor/Values",
+        operands=(
+            (
+                "in_bounds(BatchIndicesTensor.Values, OutputGradientTensor.Sizes[0])",
+                lambda d: (
+                    fn.in_bounds(d.BatchIndicesTensor.Values, d.OutputGradientTensor.Sizes[0])
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputGradientTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -145,7 +192,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ROI_ALIGN_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 1 ROI_ALIGN_GRAD error
+    the level, the tensor rules, the support table row in force and the 2 ROI_ALIGN_GRAD error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -154,7 +201,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ROI_ALIGN_GRAD.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -43,6 +43,15 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType, d.ROITensor.DataType))
 
 
+def _c2(d: View) -> bool:
+    """ROI_POOLING.C2: PooledSize (Height, Width) must equal the last 2 dimensions of OutputTensor.
+    """
+    return bool(
+        d.OutputTensor.Sizes[-2] == d.PooledSize.Height
+        and d.OutputTensor.Sizes[-1] == d.PooledSize.Width
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -55,6 +64,18 @@ RULES: tuple[Rule, ...] = (
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
             ("ROITensor.DataType", lambda d: d.ROITensor.DataType),
+        ),
+    ),
+    Rule(
+        "ROI_POOLING.C2",
+        _c2,
+        "PooledSize (Height, Width) must equal the last 2 dimensions of OutputTensor",
+        "/OutputTensor/Sizes",
+        operands=(
+            ("OutputTensor.Sizes[-2]", lambda d: d.OutputTensor.Sizes[-2]),
+            ("PooledSize.Height", lambda d: d.PooledSize.Height),
+            ("OutputTensor.Sizes[-1]", lambda d: d.OutputTensor.Sizes[-1]),
+            ("PooledSize.Width", lambda d: d.PooledSize.Width),
         ),
     ),
 )
@@ -97,7 +118,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ROI_POOLING operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 1 ROI_POOLING error
+    the level, the tensor rules, the support table row in force and the 2 ROI_POOLING error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
