@@ -101,6 +101,21 @@ def _c3(d: View) -> bool:
     )
 
 
+def _c4(d: View) -> bool:
+    """ADAM_OPTIMIZER.C4: TrainingStepTensor must be a scalar (all Sizes 1)."""
+    return bool(fn.all_ones(d.TrainingStepTensor.Sizes))
+
+
+def _c5(d: View) -> bool:
+    """ADAM_OPTIMIZER.C5: Beta1 must be between 0.0 and 1.0."""
+    return bool(0.0 <= d.Beta1 <= 1.0)
+
+
+def _c6(d: View) -> bool:
+    """ADAM_OPTIMIZER.C6: Beta2 must be between 0.0 and 1.0."""
+    return bool(0.0 <= d.Beta2 <= 1.0)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -180,6 +195,33 @@ RULES: tuple[Rule, ...] = (
             ("OutputSecondMomentTensor.Sizes", lambda d: d.OutputSecondMomentTensor.Sizes),
         ),
     ),
+    Rule(
+        "ADAM_OPTIMIZER.C4",
+        _c4,
+        "TrainingStepTensor must be a scalar (all Sizes 1)",
+        "/TrainingStepTensor/Sizes",
+        operands=(
+            ("TrainingStepTensor.Sizes", lambda d: d.TrainingStepTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ADAM_OPTIMIZER.C5",
+        _c5,
+        "Beta1 must be between 0.0 and 1.0",
+        "/Beta1",
+        operands=(
+            ("Beta1", lambda d: d.Beta1),
+        ),
+    ),
+    Rule(
+        "ADAM_OPTIMIZER.C6",
+        _c6,
+        "Beta2 must be between 0.0 and 1.0",
+        "/Beta2",
+        operands=(
+            ("Beta2", lambda d: d.Beta2),
+        ),
+    ),
 )
 
 REQUIRES: tuple[Rule, ...] = ()
@@ -240,7 +282,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ADAM_OPTIMIZER operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 3 ADAM_OPTIMIZER error
+    the level, the tensor rules, the support table row in force and the 6 ADAM_OPTIMIZER error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -51,6 +51,18 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c3(d: View) -> bool:
+    """LOCAL_RESPONSE_NORMALIZATION.C3: LocalSize must be in [1, 4294967295]."""
+    return bool(1 <= d.LocalSize <= 4294967295)
+
+
+def _c4(d: View) -> bool:
+    """LOCAL_RESPONSE_NORMALIZATION.C4: InputTensor must have 4 dimensions { BatchCount,
+    ChannelCount, Height, Width }.
+    """
+    return bool(d.InputTensor.DimensionCount == 4)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -72,6 +84,24 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "LOCAL_RESPONSE_NORMALIZATION.C3",
+        _c3,
+        "LocalSize must be in [1, 4294967295]",
+        "/LocalSize",
+        operands=(
+            ("LocalSize", lambda d: d.LocalSize),
+        ),
+    ),
+    Rule(
+        "LOCAL_RESPONSE_NORMALIZATION.C4",
+        _c4,
+        "InputTensor must have 4 dimensions { BatchCount, ChannelCount, Height, Width }",
+        "/InputTensor/DimensionCount",
+        operands=(
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -110,7 +140,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a LOCAL_RESPONSE_NORMALIZATION operator JSON (DxDispatch's dispatchable: type and desc)
     at a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 4
     LOCAL_RESPONSE_NORMALIZATION error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

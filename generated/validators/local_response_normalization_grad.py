@@ -66,6 +66,18 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """LOCAL_RESPONSE_NORMALIZATION_GRAD.C3: LocalSize must be in [1, 4294967295]."""
+    return bool(1 <= d.LocalSize <= 4294967295)
+
+
+def _c4(d: View) -> bool:
+    """LOCAL_RESPONSE_NORMALIZATION_GRAD.C4: InputTensor must have 4 dimensions { BatchCount,
+    ChannelCount, Height, Width }.
+    """
+    return bool(d.InputTensor.DimensionCount == 4)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -89,6 +101,24 @@ RULES: tuple[Rule, ...] = (
             ("InputGradientTensor.Sizes", lambda d: d.InputGradientTensor.Sizes),
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputGradientTensor.Sizes", lambda d: d.OutputGradientTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "LOCAL_RESPONSE_NORMALIZATION_GRAD.C3",
+        _c3,
+        "LocalSize must be in [1, 4294967295]",
+        "/LocalSize",
+        operands=(
+            ("LocalSize", lambda d: d.LocalSize),
+        ),
+    ),
+    Rule(
+        "LOCAL_RESPONSE_NORMALIZATION_GRAD.C4",
+        _c4,
+        "InputTensor must have 4 dimensions { BatchCount, ChannelCount, Height, Width }",
+        "/InputTensor/DimensionCount",
+        operands=(
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -131,7 +161,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a LOCAL_RESPONSE_NORMALIZATION_GRAD operator JSON (DxDispatch's dispatchable: type and
     desc) at a feature level (default: the highest known). Reports, in this order, the JSON
-    shape, availability at the level, the tensor rules, the support table row in force and the 2
+    shape, availability at the level, the tensor rules, the support table row in force and the 4
     LOCAL_RESPONSE_NORMALIZATION_GRAD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -66,6 +66,39 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION.C3: ScaleTensor.Sizes must match InputTensor.Sizes, with 1
+    allowed in any dimension.
+    """
+    return bool(
+        not fn.present(lambda: d.ScaleTensor)
+        or fn.broadcastable(d.ScaleTensor.Sizes, d.InputTensor.Sizes)
+    )
+
+
+def _c4(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION.C4: BiasTensor.Sizes must match InputTensor.Sizes, with 1 allowed
+    in any dimension.
+    """
+    return bool(
+        not fn.present(lambda: d.BiasTensor)
+        or fn.broadcastable(d.BiasTensor.Sizes, d.InputTensor.Sizes)
+    )
+
+
+def _c5(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION.C5: below feature level 5_2, ScaleTensor and BiasTensor must be
+    given together or not at all.
+    """
+    return bool(
+        fn.level_at_least(d.FeatureLevel, "5_2")
+        or (
+            (fn.present(lambda: d.ScaleTensor) or not fn.present(lambda: d.BiasTensor))
+            and (fn.present(lambda: d.BiasTensor) or not fn.present(lambda: d.ScaleTensor))
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -91,6 +124,39 @@ RULES: tuple[Rule, ...] = (
             ("BiasTensor.DataType", lambda d: d.BiasTensor.DataType),
             ("ScaleTensor", lambda d: d.ScaleTensor),
             ("ScaleTensor.DataType", lambda d: d.ScaleTensor.DataType),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION.C3",
+        _c3,
+        "ScaleTensor.Sizes must match InputTensor.Sizes, with 1 allowed in any dimension",
+        "/ScaleTensor",
+        operands=(
+            ("ScaleTensor", lambda d: d.ScaleTensor),
+            ("ScaleTensor.Sizes", lambda d: d.ScaleTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION.C4",
+        _c4,
+        "BiasTensor.Sizes must match InputTensor.Sizes, with 1 allowed in any dimension",
+        "/BiasTensor",
+        operands=(
+            ("BiasTensor", lambda d: d.BiasTensor),
+            ("BiasTensor.Sizes", lambda d: d.BiasTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION.C5",
+        _c5,
+        "below feature level 5_2, ScaleTensor and BiasTensor must be given together or not at all",
+        "/ScaleTensor",
+        operands=(
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+            ("ScaleTensor", lambda d: d.ScaleTensor),
+            ("BiasTensor", lambda d: d.BiasTensor),
         ),
     ),
 )
@@ -137,7 +203,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MEAN_VARIANCE_NORMALIZATION operator JSON (DxDispatch's dispatchable: type and desc)
     at a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 5
     MEAN_VARIANCE_NORMALIZATION error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -80,6 +80,51 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION2.C3: ScaleTensor.Sizes must match InputTensor.Sizes or be 1 in
+    each dimension (below feature level 4_0 the channel dimension must match).
+    """
+    return bool(
+        not fn.present(lambda: d.ScaleTensor)
+        or (
+            fn.broadcastable(d.ScaleTensor.Sizes, d.InputTensor.Sizes)
+            and (
+                fn.level_at_least(d.FeatureLevel, "4_0")
+                or d.ScaleTensor.Sizes[1:2] == d.InputTensor.Sizes[1:2]
+            )
+        )
+    )
+
+
+def _c4(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION2.C4: BiasTensor.Sizes must match InputTensor.Sizes or be 1 in
+    each dimension (below feature level 4_0 the channel dimension must match).
+    """
+    return bool(
+        not fn.present(lambda: d.BiasTensor)
+        or (
+            fn.broadcastable(d.BiasTensor.Sizes, d.InputTensor.Sizes)
+            and (
+                fn.level_at_least(d.FeatureLevel, "4_0")
+                or d.BiasTensor.Sizes[1:2] == d.InputTensor.Sizes[1:2]
+            )
+        )
+    )
+
+
+def _c5(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION2.C5: below feature level 5_2, ScaleTensor and BiasTensor must be
+    given together or not at all.
+    """
+    return bool(
+        fn.level_at_least(d.FeatureLevel, "5_2")
+        or (
+            (fn.present(lambda: d.ScaleTensor) or not fn.present(lambda: d.BiasTensor))
+            and (fn.present(lambda: d.BiasTensor) or not fn.present(lambda: d.ScaleTensor))
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -109,6 +154,53 @@ RULES: tuple[Rule, ...] = (
             ("BiasTensor.DimensionCount", lambda d: d.BiasTensor.DimensionCount),
             ("ScaleTensor", lambda d: d.ScaleTensor),
             ("ScaleTensor.DimensionCount", lambda d: d.ScaleTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION2.C3",
+        _c3,
+        (
+            "ScaleTensor.Sizes must match InputTensor.Sizes or be 1 in each dimension (below "
+            "feature level 4_0 the channel dimension must match)"
+        ),
+        "/ScaleTensor",
+        depends_on=("MEAN_VARIANCE_NORMALIZATION2.C2",),
+        operands=(
+            ("ScaleTensor", lambda d: d.ScaleTensor),
+            ("ScaleTensor.Sizes", lambda d: d.ScaleTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+            ("ScaleTensor.Sizes[1:2]", lambda d: d.ScaleTensor.Sizes[1:2]),
+            ("InputTensor.Sizes[1:2]", lambda d: d.InputTensor.Sizes[1:2]),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION2.C4",
+        _c4,
+        (
+            "BiasTensor.Sizes must match InputTensor.Sizes or be 1 in each dimension (below feature"
+            " level 4_0 the channel dimension must match)"
+        ),
+        "/BiasTensor",
+        depends_on=("MEAN_VARIANCE_NORMALIZATION2.C2",),
+        operands=(
+            ("BiasTensor", lambda d: d.BiasTensor),
+            ("BiasTensor.Sizes", lambda d: d.BiasTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+            ("BiasTensor.Sizes[1:2]", lambda d: d.BiasTensor.Sizes[1:2]),
+            ("InputTensor.Sizes[1:2]", lambda d: d.InputTensor.Sizes[1:2]),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION2.C5",
+        _c5,
+        "below feature level 5_2, ScaleTensor and BiasTensor must be given together or not at all",
+        "/ScaleTensor",
+        operands=(
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+            ("ScaleTensor", lambda d: d.ScaleTensor),
+            ("BiasTensor", lambda d: d.BiasTensor),
         ),
     ),
 )
@@ -155,7 +247,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MEAN_VARIANCE_NORMALIZATION2 operator JSON (DxDispatch's dispatchable: type and desc)
     at a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 5
     MEAN_VARIANCE_NORMALIZATION2 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -100,7 +100,8 @@ def _c5(d: View) -> bool:
     return bool(
         not fn.present(lambda: d.InputZeroPointTensor)
         or fn.all_ones(d.InputZeroPointTensor.Sizes)
-        or fn.pad_left(d.InputZeroPointTensor.Sizes, d.InputTensor.DimensionCount) == d.PerChannelSizes
+        or fn.pad_left(d.InputZeroPointTensor.Sizes, d.InputTensor.DimensionCount)
+        == d.PerChannelSizes
     )
 
 

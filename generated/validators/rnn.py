@@ -77,6 +77,16 @@ def _c1(d: View) -> bool:
     )
 
 
+def _c2(d: View) -> bool:
+    """RNN.C2: ActivationDescCount must be 1 when Direction is FORWARD or BACKWARD."""
+    return bool(d.Direction == "BIDIRECTIONAL" or d.ActivationDescCount == 1)
+
+
+def _c3(d: View) -> bool:
+    """RNN.C3: ActivationDescCount must be 2 when Direction is BIDIRECTIONAL."""
+    return bool(d.Direction != "BIDIRECTIONAL" or d.ActivationDescCount == 2)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -100,6 +110,26 @@ RULES: tuple[Rule, ...] = (
             ("OutputSequenceTensor.DataType", lambda d: d.OutputSequenceTensor.DataType),
             ("OutputSingleTensor", lambda d: d.OutputSingleTensor),
             ("OutputSingleTensor.DataType", lambda d: d.OutputSingleTensor.DataType),
+        ),
+    ),
+    Rule(
+        "RNN.C2",
+        _c2,
+        "ActivationDescCount must be 1 when Direction is FORWARD or BACKWARD",
+        "/Direction",
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            ("ActivationDescCount", lambda d: d.ActivationDescCount),
+        ),
+    ),
+    Rule(
+        "RNN.C3",
+        _c3,
+        "ActivationDescCount must be 2 when Direction is BIDIRECTIONAL",
+        "/Direction",
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            ("ActivationDescCount", lambda d: d.ActivationDescCount),
         ),
     ),
 )
@@ -162,7 +192,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RNN operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 1 RNN error constraints.
+    level, the tensor rules, the support table row in force and the 3 RNN error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
