@@ -51,6 +51,13 @@ def _c3(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c4(d: View) -> bool:
+    """ACTIVATION_LOG_SOFTMAX.C4: InputTensor must have an effective rank (DimensionCount after
+    leading 1s) of at most 2.
+    """
+    return bool(fn.effective_rank(d.InputTensor.Sizes) <= 2)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -83,6 +90,15 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ACTIVATION_LOG_SOFTMAX.C4",
+        _c4,
+        "InputTensor must have an effective rank (DimensionCount after leading 1s) of at most 2",
+        "/InputTensor/Sizes",
+        operands=(
+            ("effective_rank(InputTensor.Sizes)", lambda d: fn.effective_rank(d.InputTensor.Sizes)),
         ),
     ),
 )
@@ -147,7 +163,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ACTIVATION_LOG_SOFTMAX operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     ACTIVATION_LOG_SOFTMAX error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -53,6 +53,11 @@ def _c3(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c4(d: View) -> bool:
+    """ACTIVATION_SOFTMAX1.C4: every Axes value must be in [0, InputTensor.DimensionCount - 1]."""
+    return bool(fn.all_less(d.Axes, d.InputTensor.DimensionCount))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -85,6 +90,16 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ACTIVATION_SOFTMAX1.C4",
+        _c4,
+        "every Axes value must be in [0, InputTensor.DimensionCount - 1]",
+        "/Axes",
+        operands=(
+            ("Axes", lambda d: d.Axes),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -123,7 +138,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ACTIVATION_SOFTMAX1 operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     ACTIVATION_SOFTMAX1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -52,6 +52,11 @@ def _c3(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c4(d: View) -> bool:
+    """ACTIVATION_SOFTPLUS.C4: Steepness must be at least 1."""
+    return bool(d.Steepness >= 1)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -84,6 +89,15 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ACTIVATION_SOFTPLUS.C4",
+        _c4,
+        "Steepness must be at least 1",
+        "/Steepness",
+        operands=(
+            ("Steepness", lambda d: d.Steepness),
         ),
     ),
 )
@@ -148,7 +162,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ACTIVATION_SOFTPLUS operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     ACTIVATION_SOFTPLUS error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

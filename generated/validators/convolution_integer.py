@@ -45,6 +45,13 @@ FIELDS = (
 )
 
 
+def _filter_zero_point_sizes(d: View) -> Any:
+    """FilterZeroPointSizes: FilterZeroPointTensor.Sizes left-padded with 1s to OutputTensor's
+    DimensionCount, so that index 1 is the channel dimension.
+    """
+    return fn.pad_left(d.FilterZeroPointTensor.Sizes, d.OutputTensor.DimensionCount)
+
+
 def _c1(d: View) -> bool:
     """CONVOLUTION_INTEGER.C1: FilterZeroPointTensor, InputZeroPointTensor must have the same
     DimensionCount.
@@ -84,7 +91,23 @@ def _c4(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c5(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C5: FilterZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or {1,
+    OutputChannelCount, 1, 1} (per channel).
+    """
+    return bool(
+        not fn.present(lambda: d.FilterZeroPointTensor)
+        or fn.all_ones(d.FilterZeroPointTensor.Sizes)
+        or (
+            d.FilterZeroPointSizes[1] == d.OutputTensor.Sizes[1]
+            and fn.all_ones(d.FilterZeroPointSizes[:1] + d.FilterZeroPointSizes[2:])
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "FilterZeroPointSizes": _filter_zero_point_sizes,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -135,6 +158,25 @@ RULES: tuple[Rule, ...] = (
             ("FilterZeroPointTensor", lambda d: d.FilterZeroPointTensor),
             ("FilterZeroPointTensor.DataType", lambda d: d.FilterZeroPointTensor.DataType),
             ("FilterTensor.DataType", lambda d: d.FilterTensor.DataType),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C5",
+        _c5,
+        (
+            "FilterZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or {1, "
+            "OutputChannelCount, 1, 1} (per channel)"
+        ),
+        "/FilterZeroPointTensor",
+        operands=(
+            ("FilterZeroPointTensor", lambda d: d.FilterZeroPointTensor),
+            ("FilterZeroPointTensor.Sizes", lambda d: d.FilterZeroPointTensor.Sizes),
+            ("FilterZeroPointSizes[1]", lambda d: d.FilterZeroPointSizes[1]),
+            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
+            (
+                "FilterZeroPointSizes[:1] + FilterZeroPointSizes[2:]",
+                lambda d: d.FilterZeroPointSizes[:1] + d.FilterZeroPointSizes[2:],
+            ),
         ),
     ),
 )
@@ -210,7 +252,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a CONVOLUTION_INTEGER operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 4
+    availability at the level, the tensor rules, the support table row in force and the 5
     CONVOLUTION_INTEGER error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

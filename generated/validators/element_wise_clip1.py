@@ -55,6 +55,11 @@ def _c3(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c4(d: View) -> bool:
+    """ELEMENT_WISE_CLIP1.C4: MinMaxDataType must match OutputTensor.DataType."""
+    return bool(d.MinMaxDataType == d.OutputTensor.DataType)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -87,6 +92,16 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ELEMENT_WISE_CLIP1.C4",
+        _c4,
+        "MinMaxDataType must match OutputTensor.DataType",
+        "/MinMaxDataType",
+        operands=(
+            ("MinMaxDataType", lambda d: d.MinMaxDataType),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
         ),
     ),
 )
@@ -147,7 +162,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ELEMENT_WISE_CLIP1 operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     ELEMENT_WISE_CLIP1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

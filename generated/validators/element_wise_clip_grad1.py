@@ -75,6 +75,11 @@ def _c3(d: View) -> bool:
     )
 
 
+def _c4(d: View) -> bool:
+    """ELEMENT_WISE_CLIP_GRAD1.C4: MinMaxDataType must match OutputGradientTensor.DataType."""
+    return bool(d.MinMaxDataType == d.OutputGradientTensor.DataType)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -113,6 +118,16 @@ RULES: tuple[Rule, ...] = (
             ("InputGradientTensor.Sizes", lambda d: d.InputGradientTensor.Sizes),
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputGradientTensor.Sizes", lambda d: d.OutputGradientTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ELEMENT_WISE_CLIP_GRAD1.C4",
+        _c4,
+        "MinMaxDataType must match OutputGradientTensor.DataType",
+        "/MinMaxDataType",
+        operands=(
+            ("MinMaxDataType", lambda d: d.MinMaxDataType),
+            ("OutputGradientTensor.DataType", lambda d: d.OutputGradientTensor.DataType),
         ),
     ),
 )
@@ -188,7 +203,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ELEMENT_WISE_CLIP_GRAD1 operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     ELEMENT_WISE_CLIP_GRAD1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -79,6 +79,16 @@ def _c3(d: View) -> bool:
     )
 
 
+def _c4(d: View) -> bool:
+    """ELEMENT_WISE_QUANTIZE_LINEAR.C4: ScaleTensor.DataType must be FLOAT32 when InputTensor is
+    INT32, otherwise InputTensor.DataType.
+    """
+    return bool(
+        d.ScaleTensor.DataType == d.InputTensor.DataType
+        or (d.InputTensor.DataType == "INT32" and d.ScaleTensor.DataType == "FLOAT32")
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -118,6 +128,19 @@ RULES: tuple[Rule, ...] = (
             ("ZeroPointTensor", lambda d: d.ZeroPointTensor),
             ("ZeroPointTensor.DataType", lambda d: d.ZeroPointTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "ELEMENT_WISE_QUANTIZE_LINEAR.C4",
+        _c4,
+        (
+            "ScaleTensor.DataType must be FLOAT32 when InputTensor is INT32, otherwise "
+            "InputTensor.DataType"
+        ),
+        "/ScaleTensor/DataType",
+        operands=(
+            ("ScaleTensor.DataType", lambda d: d.ScaleTensor.DataType),
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
         ),
     ),
 )
@@ -248,7 +271,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ELEMENT_WISE_QUANTIZE_LINEAR operator JSON (DxDispatch's dispatchable: type and desc)
     at a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     ELEMENT_WISE_QUANTIZE_LINEAR error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

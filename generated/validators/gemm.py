@@ -44,6 +44,13 @@ FIELDS = (
 )
 
 
+def _gemm_k(d: View) -> Any:
+    """GemmK: K: the dimension of ATensor's last two that is not M (M = OutputTensor.Sizes[-2]);
+    meaningful once GEMM's ATensor rule holds.
+    """
+    return d.ATensor.Sizes[-1] + d.ATensor.Sizes[-2] - d.OutputTensor.Sizes[-2]
+
+
 def _c1(d: View) -> bool:
     """GEMM.C1: ATensor, BTensor, CTensor, OutputTensor must have the same DataType."""
     return bool(
@@ -72,7 +79,43 @@ def _c3(d: View) -> bool:
     return bool(not fn.present(lambda: d.CTensor) or d.CTensor.Sizes == d.OutputTensor.Sizes)
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c4(d: View) -> bool:
+    """GEMM.C4: ATensor.Sizes must be {BatchCount, ChannelCount, M, K} ({.., K, M} with TransA
+    TRANSPOSE), with OutputTensor {BatchCount, ChannelCount, M, N}.
+    """
+    return bool(
+        d.ATensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and (
+            (d.TransA == "NONE" and d.ATensor.Sizes[-2] == d.OutputTensor.Sizes[-2])
+            or (d.TransA == "TRANSPOSE" and d.ATensor.Sizes[-1] == d.OutputTensor.Sizes[-2])
+        )
+    )
+
+
+def _c5(d: View) -> bool:
+    """GEMM.C5: BTensor.Sizes must be {BatchCount, ChannelCount, K, N} ({.., N, K} with TransB
+    TRANSPOSE), K that of ATensor.
+    """
+    return bool(
+        d.BTensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and (
+            (
+                d.TransB == "NONE"
+                and d.BTensor.Sizes[-2] == d.GemmK
+                and d.BTensor.Sizes[-1] == d.OutputTensor.Sizes[-1]
+            )
+            or (
+                d.TransB == "TRANSPOSE"
+                and d.BTensor.Sizes[-1] == d.GemmK
+                and d.BTensor.Sizes[-2] == d.OutputTensor.Sizes[-1]
+            )
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "GemmK": _gemm_k,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -110,6 +153,43 @@ RULES: tuple[Rule, ...] = (
             ("CTensor", lambda d: d.CTensor),
             ("CTensor.Sizes", lambda d: d.CTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "GEMM.C4",
+        _c4,
+        (
+            "ATensor.Sizes must be {BatchCount, ChannelCount, M, K} ({.., K, M} with TransA "
+            "TRANSPOSE), with OutputTensor {BatchCount, ChannelCount, M, N}"
+        ),
+        "/ATensor/Sizes",
+        depends_on=("GEMM.C2",),
+        operands=(
+            ("ATensor.Sizes[:-2]", lambda d: d.ATensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("TransA", lambda d: d.TransA),
+            ("ATensor.Sizes[-2]", lambda d: d.ATensor.Sizes[-2]),
+            ("OutputTensor.Sizes[-2]", lambda d: d.OutputTensor.Sizes[-2]),
+            ("ATensor.Sizes[-1]", lambda d: d.ATensor.Sizes[-1]),
+        ),
+    ),
+    Rule(
+        "GEMM.C5",
+        _c5,
+        (
+            "BTensor.Sizes must be {BatchCount, ChannelCount, K, N} ({.., N, K} with TransB "
+            "TRANSPOSE), K that of ATensor"
+        ),
+        "/BTensor/Sizes",
+        depends_on=("GEMM.C2", "GEMM.C4"),
+        operands=(
+            ("BTensor.Sizes[:-2]", lambda d: d.BTensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("TransB", lambda d: d.TransB),
+            ("BTensor.Sizes[-2]", lambda d: d.BTensor.Sizes[-2]),
+            ("GemmK", lambda d: d.GemmK),
+            ("BTensor.Sizes[-1]", lambda d: d.BTensor.Sizes[-1]),
+            ("OutputTensor.Sizes[-1]", lambda d: d.OutputTensor.Sizes[-1]),
         ),
     ),
 )
@@ -177,7 +257,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a GEMM operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 3 GEMM error constraints.
+    level, the tensor rules, the support table row in force and the 5 GEMM error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

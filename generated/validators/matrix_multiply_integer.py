@@ -66,6 +66,49 @@ def _c3(d: View) -> bool:
     )
 
 
+def _c4(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER.C4: ATensor.Sizes must be {BatchCount, ChannelCount, M, K}: its
+    leading dimensions and M those of OutputTensor {BatchCount, ChannelCount, M, N}.
+    """
+    return bool(
+        d.ATensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and d.ATensor.Sizes[-2] == d.OutputTensor.Sizes[-2]
+    )
+
+
+def _c5(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER.C5: BTensor.Sizes must be {BatchCount, ChannelCount, K, N}: K that of
+    ATensor, the rest those of OutputTensor.
+    """
+    return bool(
+        d.BTensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and d.BTensor.Sizes[-2] == d.ATensor.Sizes[-1]
+        and d.BTensor.Sizes[-1] == d.OutputTensor.Sizes[-1]
+    )
+
+
+def _c6(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER.C6: AZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-
+    row {1, 1, M, 1}.
+    """
+    return bool(
+        not fn.present(lambda: d.AZeroPointTensor)
+        or fn.all_ones(d.AZeroPointTensor.Sizes)
+        or fn.pad_left(d.AZeroPointTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
+    )
+
+
+def _c7(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER.C7: BZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-
+    column {1, 1, 1, N}.
+    """
+    return bool(
+        not fn.present(lambda: d.BZeroPointTensor)
+        or fn.all_ones(d.BZeroPointTensor.Sizes)
+        or fn.pad_left(d.BZeroPointTensor.Sizes, 4) == [1, 1, 1, d.OutputTensor.Sizes[-1]]
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -100,6 +143,68 @@ RULES: tuple[Rule, ...] = (
             ("AZeroPointTensor", lambda d: d.AZeroPointTensor),
             ("AZeroPointTensor.DataType", lambda d: d.AZeroPointTensor.DataType),
             ("ATensor.DataType", lambda d: d.ATensor.DataType),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER.C4",
+        _c4,
+        (
+            "ATensor.Sizes must be {BatchCount, ChannelCount, M, K}: its leading dimensions and M "
+            "those of OutputTensor {BatchCount, ChannelCount, M, N}"
+        ),
+        "/ATensor/Sizes",
+        depends_on=("MATRIX_MULTIPLY_INTEGER.C1",),
+        operands=(
+            ("ATensor.Sizes[:-2]", lambda d: d.ATensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("ATensor.Sizes[-2]", lambda d: d.ATensor.Sizes[-2]),
+            ("OutputTensor.Sizes[-2]", lambda d: d.OutputTensor.Sizes[-2]),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER.C5",
+        _c5,
+        (
+            "BTensor.Sizes must be {BatchCount, ChannelCount, K, N}: K that of ATensor, the rest "
+            "those of OutputTensor"
+        ),
+        "/BTensor/Sizes",
+        depends_on=("MATRIX_MULTIPLY_INTEGER.C1",),
+        operands=(
+            ("BTensor.Sizes[:-2]", lambda d: d.BTensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("BTensor.Sizes[-2]", lambda d: d.BTensor.Sizes[-2]),
+            ("ATensor.Sizes[-1]", lambda d: d.ATensor.Sizes[-1]),
+            ("BTensor.Sizes[-1]", lambda d: d.BTensor.Sizes[-1]),
+            ("OutputTensor.Sizes[-1]", lambda d: d.OutputTensor.Sizes[-1]),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER.C6",
+        _c6,
+        "AZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-row {1, 1, M, 1}",
+        "/AZeroPointTensor",
+        operands=(
+            ("AZeroPointTensor", lambda d: d.AZeroPointTensor),
+            ("AZeroPointTensor.Sizes", lambda d: d.AZeroPointTensor.Sizes),
+            (
+                "pad_left(AZeroPointTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.AZeroPointTensor.Sizes, 4),
+            ),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER.C7",
+        _c7,
+        "BZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-column {1, 1, 1, N}",
+        "/BZeroPointTensor",
+        operands=(
+            ("BZeroPointTensor", lambda d: d.BZeroPointTensor),
+            ("BZeroPointTensor.Sizes", lambda d: d.BZeroPointTensor.Sizes),
+            (
+                "pad_left(BZeroPointTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.BZeroPointTensor.Sizes, 4),
+            ),
         ),
     ),
 )
@@ -200,7 +305,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MATRIX_MULTIPLY_INTEGER operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 7
     MATRIX_MULTIPLY_INTEGER error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

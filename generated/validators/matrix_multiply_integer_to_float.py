@@ -112,6 +112,69 @@ def _c5(d: View) -> bool:
     )
 
 
+def _c6(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C6: ATensor.Sizes must be {BatchCount, ChannelCount, M, K}:
+    its leading dimensions and M those of OutputTensor {BatchCount, ChannelCount, M, N}.
+    """
+    return bool(
+        d.ATensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and d.ATensor.Sizes[-2] == d.OutputTensor.Sizes[-2]
+    )
+
+
+def _c7(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C7: BTensor.Sizes must be {BatchCount, ChannelCount, K, N}:
+    K that of ATensor, the rest those of OutputTensor.
+    """
+    return bool(
+        d.BTensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and d.BTensor.Sizes[-2] == d.ATensor.Sizes[-1]
+        and d.BTensor.Sizes[-1] == d.OutputTensor.Sizes[-1]
+    )
+
+
+def _c8(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C8: AScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or
+    per-row {1, 1, M, 1}.
+    """
+    return bool(
+        fn.all_ones(d.AScaleTensor.Sizes)
+        or fn.pad_left(d.AScaleTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
+    )
+
+
+def _c9(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C9: AZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor)
+    or per-row {1, 1, M, 1}.
+    """
+    return bool(
+        not fn.present(lambda: d.AZeroPointTensor)
+        or fn.all_ones(d.AZeroPointTensor.Sizes)
+        or fn.pad_left(d.AZeroPointTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
+    )
+
+
+def _c10(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C10: BScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or
+    per-column {1, 1, 1, N}.
+    """
+    return bool(
+        fn.all_ones(d.BScaleTensor.Sizes)
+        or fn.pad_left(d.BScaleTensor.Sizes, 4) == [1, 1, 1, d.OutputTensor.Sizes[-1]]
+    )
+
+
+def _c11(d: View) -> bool:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C11: BZeroPointTensor.Sizes must be {1, 1, 1, 1} (per
+    tensor) or per-column {1, 1, 1, N}.
+    """
+    return bool(
+        not fn.present(lambda: d.BZeroPointTensor)
+        or fn.all_ones(d.BZeroPointTensor.Sizes)
+        or fn.pad_left(d.BZeroPointTensor.Sizes, 4) == [1, 1, 1, d.OutputTensor.Sizes[-1]]
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -183,6 +246,88 @@ RULES: tuple[Rule, ...] = (
             ("BiasTensor.DataType", lambda d: d.BiasTensor.DataType),
         ),
     ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C6",
+        _c6,
+        (
+            "ATensor.Sizes must be {BatchCount, ChannelCount, M, K}: its leading dimensions and M "
+            "those of OutputTensor {BatchCount, ChannelCount, M, N}"
+        ),
+        "/ATensor/Sizes",
+        depends_on=("MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C2",),
+        operands=(
+            ("ATensor.Sizes[:-2]", lambda d: d.ATensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("ATensor.Sizes[-2]", lambda d: d.ATensor.Sizes[-2]),
+            ("OutputTensor.Sizes[-2]", lambda d: d.OutputTensor.Sizes[-2]),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C7",
+        _c7,
+        (
+            "BTensor.Sizes must be {BatchCount, ChannelCount, K, N}: K that of ATensor, the rest "
+            "those of OutputTensor"
+        ),
+        "/BTensor/Sizes",
+        depends_on=("MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C2",),
+        operands=(
+            ("BTensor.Sizes[:-2]", lambda d: d.BTensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("BTensor.Sizes[-2]", lambda d: d.BTensor.Sizes[-2]),
+            ("ATensor.Sizes[-1]", lambda d: d.ATensor.Sizes[-1]),
+            ("BTensor.Sizes[-1]", lambda d: d.BTensor.Sizes[-1]),
+            ("OutputTensor.Sizes[-1]", lambda d: d.OutputTensor.Sizes[-1]),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C8",
+        _c8,
+        "AScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-row {1, 1, M, 1}",
+        "/AScaleTensor/Sizes",
+        operands=(
+            ("AScaleTensor.Sizes", lambda d: d.AScaleTensor.Sizes),
+            ("pad_left(AScaleTensor.Sizes, 4)", lambda d: fn.pad_left(d.AScaleTensor.Sizes, 4)),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C9",
+        _c9,
+        "AZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-row {1, 1, M, 1}",
+        "/AZeroPointTensor",
+        operands=(
+            ("AZeroPointTensor", lambda d: d.AZeroPointTensor),
+            ("AZeroPointTensor.Sizes", lambda d: d.AZeroPointTensor.Sizes),
+            (
+                "pad_left(AZeroPointTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.AZeroPointTensor.Sizes, 4),
+            ),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C10",
+        _c10,
+        "BScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-column {1, 1, 1, N}",
+        "/BScaleTensor/Sizes",
+        operands=(
+            ("BScaleTensor.Sizes", lambda d: d.BScaleTensor.Sizes),
+            ("pad_left(BScaleTensor.Sizes, 4)", lambda d: fn.pad_left(d.BScaleTensor.Sizes, 4)),
+        ),
+    ),
+    Rule(
+        "MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C11",
+        _c11,
+        "BZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-column {1, 1, 1, N}",
+        "/BZeroPointTensor",
+        operands=(
+            ("BZeroPointTensor", lambda d: d.BZeroPointTensor),
+            ("BZeroPointTensor.Sizes", lambda d: d.BZeroPointTensor.Sizes),
+            (
+                "pad_left(BZeroPointTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.BZeroPointTensor.Sizes, 4),
+            ),
+        ),
+    ),
 )
 
 REQUIRES: tuple[Rule, ...] = ()
@@ -243,7 +388,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MATRIX_MULTIPLY_INTEGER_TO_FLOAT operator JSON (DxDispatch's dispatchable: type and
     desc) at a feature level (default: the highest known). Reports, in this order, the JSON
-    shape, availability at the level, the tensor rules, the support table row in force and the 5
+    shape, availability at the level, the tensor rules, the support table row in force and the 11
     MATRIX_MULTIPLY_INTEGER_TO_FLOAT error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -26,7 +26,7 @@ from dmlspec.validation.tables import (
     SupportRowInfo,
 )
 
-from .common import COMMON
+from .common import COMMON, fn
 
 __all__ = ["TABLE", "check_requires", "validate"]
 
@@ -44,9 +44,35 @@ FIELDS = (
 )
 
 
+def _c1(d: View) -> bool:
+    """QUANTIZE.C1: InputTensor, OutputTensor and every QuantizationTensors item must have the same
+    DimensionCount.
+    """
+    return bool(
+        d.InputTensor.DimensionCount == d.OutputTensor.DimensionCount
+        and fn.same_dimension_count(d.QuantizationTensors, d.InputTensor)
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "QUANTIZE.C1",
+        _c1,
+        (
+            "InputTensor, OutputTensor and every QuantizationTensors item must have the same "
+            "DimensionCount"
+        ),
+        "/InputTensor/DimensionCount",
+        operands=(
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+            ("QuantizationTensors", lambda d: d.QuantizationTensors),
+            ("InputTensor", lambda d: d.InputTensor),
+        ),
+    ),
+)
 
 REQUIRES: tuple[Rule, ...] = ()
 
@@ -86,7 +112,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a QUANTIZE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 0 QUANTIZE error constraints.
+    level, the tensor rules, the support table row in force and the 1 QUANTIZE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -111,6 +111,90 @@ def _c5(d: View) -> bool:
     )
 
 
+def _c6(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C6: ATensor.Sizes must be {BatchCount, ChannelCount, M, K}:
+    its leading dimensions and M those of OutputTensor {BatchCount, ChannelCount, M, N}.
+    """
+    return bool(
+        d.ATensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and d.ATensor.Sizes[-2] == d.OutputTensor.Sizes[-2]
+    )
+
+
+def _c7(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C7: BTensor.Sizes must be {BatchCount, ChannelCount, K, N}:
+    K that of ATensor, the rest those of OutputTensor.
+    """
+    return bool(
+        d.BTensor.Sizes[:-2] == d.OutputTensor.Sizes[:-2]
+        and d.BTensor.Sizes[-2] == d.ATensor.Sizes[-1]
+        and d.BTensor.Sizes[-1] == d.OutputTensor.Sizes[-1]
+    )
+
+
+def _c8(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C8: AScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or
+    per-row {1, 1, M, 1}.
+    """
+    return bool(
+        fn.all_ones(d.AScaleTensor.Sizes)
+        or fn.pad_left(d.AScaleTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
+    )
+
+
+def _c9(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C9: AZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor)
+    or per-row {1, 1, M, 1}.
+    """
+    return bool(
+        not fn.present(lambda: d.AZeroPointTensor)
+        or fn.all_ones(d.AZeroPointTensor.Sizes)
+        or fn.pad_left(d.AZeroPointTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
+    )
+
+
+def _c10(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C10: BScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or
+    per-column {1, 1, 1, N}.
+    """
+    return bool(
+        fn.all_ones(d.BScaleTensor.Sizes)
+        or fn.pad_left(d.BScaleTensor.Sizes, 4) == [1, 1, 1, d.OutputTensor.Sizes[-1]]
+    )
+
+
+def _c11(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C11: BZeroPointTensor.Sizes must be {1, 1, 1, 1} (per
+    tensor) or per-column {1, 1, 1, N}.
+    """
+    return bool(
+        not fn.present(lambda: d.BZeroPointTensor)
+        or fn.all_ones(d.BZeroPointTensor.Sizes)
+        or fn.pad_left(d.BZeroPointTensor.Sizes, 4) == [1, 1, 1, d.OutputTensor.Sizes[-1]]
+    )
+
+
+def _c12(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C12: OutputScaleTensor.Sizes must be {1, 1, 1, 1} (per
+    tensor) or per-row {1, 1, M, 1}.
+    """
+    return bool(
+        fn.all_ones(d.OutputScaleTensor.Sizes)
+        or fn.pad_left(d.OutputScaleTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
+    )
+
+
+def _c13(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.C13: OutputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per
+    tensor) or per-row {1, 1, M, 1}.
+    """
+    return bool(
+        not fn.present(lambda: d.OutputZeroPointTensor)
+        or fn.all_ones(d.OutputZeroPointTensor.Sizes)
+        or fn.pad_left(d.OutputZeroPointTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -179,6 +263,115 @@ RULES: tuple[Rule, ...] = (
             ("AZeroPointTensor", lambda d: d.AZeroPointTensor),
             ("AZeroPointTensor.DataType", lambda d: d.AZeroPointTensor.DataType),
             ("ATensor.DataType", lambda d: d.ATensor.DataType),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C6",
+        _c6,
+        (
+            "ATensor.Sizes must be {BatchCount, ChannelCount, M, K}: its leading dimensions and M "
+            "those of OutputTensor {BatchCount, ChannelCount, M, N}"
+        ),
+        "/ATensor/Sizes",
+        depends_on=("QUANTIZED_LINEAR_MATRIX_MULTIPLY.C2",),
+        operands=(
+            ("ATensor.Sizes[:-2]", lambda d: d.ATensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("ATensor.Sizes[-2]", lambda d: d.ATensor.Sizes[-2]),
+            ("OutputTensor.Sizes[-2]", lambda d: d.OutputTensor.Sizes[-2]),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C7",
+        _c7,
+        (
+            "BTensor.Sizes must be {BatchCount, ChannelCount, K, N}: K that of ATensor, the rest "
+            "those of OutputTensor"
+        ),
+        "/BTensor/Sizes",
+        depends_on=("QUANTIZED_LINEAR_MATRIX_MULTIPLY.C2",),
+        operands=(
+            ("BTensor.Sizes[:-2]", lambda d: d.BTensor.Sizes[:-2]),
+            ("OutputTensor.Sizes[:-2]", lambda d: d.OutputTensor.Sizes[:-2]),
+            ("BTensor.Sizes[-2]", lambda d: d.BTensor.Sizes[-2]),
+            ("ATensor.Sizes[-1]", lambda d: d.ATensor.Sizes[-1]),
+            ("BTensor.Sizes[-1]", lambda d: d.BTensor.Sizes[-1]),
+            ("OutputTensor.Sizes[-1]", lambda d: d.OutputTensor.Sizes[-1]),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C8",
+        _c8,
+        "AScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-row {1, 1, M, 1}",
+        "/AScaleTensor/Sizes",
+        operands=(
+            ("AScaleTensor.Sizes", lambda d: d.AScaleTensor.Sizes),
+            ("pad_left(AScaleTensor.Sizes, 4)", lambda d: fn.pad_left(d.AScaleTensor.Sizes, 4)),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C9",
+        _c9,
+        "AZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-row {1, 1, M, 1}",
+        "/AZeroPointTensor",
+        operands=(
+            ("AZeroPointTensor", lambda d: d.AZeroPointTensor),
+            ("AZeroPointTensor.Sizes", lambda d: d.AZeroPointTensor.Sizes),
+            (
+                "pad_left(AZeroPointTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.AZeroPointTensor.Sizes, 4),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C10",
+        _c10,
+        "BScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-column {1, 1, 1, N}",
+        "/BScaleTensor/Sizes",
+        operands=(
+            ("BScaleTensor.Sizes", lambda d: d.BScaleTensor.Sizes),
+            ("pad_left(BScaleTensor.Sizes, 4)", lambda d: fn.pad_left(d.BScaleTensor.Sizes, 4)),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C11",
+        _c11,
+        "BZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-column {1, 1, 1, N}",
+        "/BZeroPointTensor",
+        operands=(
+            ("BZeroPointTensor", lambda d: d.BZeroPointTensor),
+            ("BZeroPointTensor.Sizes", lambda d: d.BZeroPointTensor.Sizes),
+            (
+                "pad_left(BZeroPointTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.BZeroPointTensor.Sizes, 4),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C12",
+        _c12,
+        "OutputScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-row {1, 1, M, 1}",
+        "/OutputScaleTensor/Sizes",
+        operands=(
+            ("OutputScaleTensor.Sizes", lambda d: d.OutputScaleTensor.Sizes),
+            (
+                "pad_left(OutputScaleTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.OutputScaleTensor.Sizes, 4),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.C13",
+        _c13,
+        "OutputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor) or per-row {1, 1, M, 1}",
+        "/OutputZeroPointTensor",
+        operands=(
+            ("OutputZeroPointTensor", lambda d: d.OutputZeroPointTensor),
+            ("OutputZeroPointTensor.Sizes", lambda d: d.OutputZeroPointTensor.Sizes),
+            (
+                "pad_left(OutputZeroPointTensor.Sizes, 4)",
+                lambda d: fn.pad_left(d.OutputZeroPointTensor.Sizes, 4),
+            ),
         ),
     ),
 )
@@ -286,7 +479,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a QUANTIZED_LINEAR_MATRIX_MULTIPLY operator JSON (DxDispatch's dispatchable: type and
     desc) at a feature level (default: the highest known). Reports, in this order, the JSON
-    shape, availability at the level, the tensor rules, the support table row in force and the 5
+    shape, availability at the level, the tensor rules, the support table row in force and the 13
     QUANTIZED_LINEAR_MATRIX_MULTIPLY error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
