@@ -44,6 +44,11 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c2(d: View) -> bool:
+    """ARGMIN.C2: every Axes value must be less than InputTensor.DimensionCount."""
+    return bool(fn.all_less(d.Axes, d.InputTensor.DimensionCount))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -55,6 +60,16 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "ARGMIN.C2",
+        _c2,
+        "every Axes value must be less than InputTensor.DimensionCount",
+        "/Axes",
+        operands=(
+            ("Axes", lambda d: d.Axes),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -117,7 +132,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ARGMIN operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 1 ARGMIN error constraints.
+    level, the tensor rules, the support table row in force and the 2 ARGMIN error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -26,7 +26,7 @@ from dmlspec.validation.tables import (
     SupportRowInfo,
 )
 
-from .common import COMMON
+from .common import COMMON, fn
 
 __all__ = ["TABLE", "check_requires", "validate"]
 
@@ -39,9 +39,62 @@ FIELDS = (
 )
 
 
+def _c1(d: View) -> bool:
+    """REDUCE.C1: OutputTensor.DataType must match InputTensor.DataType unless Function is ARGMAX or
+    ARGMIN.
+    """
+    return bool(
+        d.Function == "ARGMAX"
+        or d.Function == "ARGMIN"
+        or d.InputTensor.DataType == d.OutputTensor.DataType
+    )
+
+
+def _c2(d: View) -> bool:
+    """REDUCE.C2: InputTensor, OutputTensor must have the same DimensionCount."""
+    return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
+
+
+def _c3(d: View) -> bool:
+    """REDUCE.C3: every Axes value must be less than InputTensor.DimensionCount."""
+    return bool(fn.all_less(d.Axes, d.InputTensor.DimensionCount))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "REDUCE.C1",
+        _c1,
+        "OutputTensor.DataType must match InputTensor.DataType unless Function is ARGMAX or ARGMIN",
+        "/Function",
+        operands=(
+            ("Function", lambda d: d.Function),
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "REDUCE.C2",
+        _c2,
+        "InputTensor, OutputTensor must have the same DimensionCount",
+        "/InputTensor/DimensionCount",
+        operands=(
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "REDUCE.C3",
+        _c3,
+        "every Axes value must be less than InputTensor.DimensionCount",
+        "/Axes",
+        operands=(
+            ("Axes", lambda d: d.Axes),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+)
 
 REQUIRES: tuple[Rule, ...] = ()
 
@@ -345,7 +398,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a REDUCE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 0 REDUCE error constraints.
+    level, the tensor rules, the support table row in force and the 3 REDUCE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
