@@ -44,6 +44,62 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c2(d: View) -> bool:
+    """ARGMIN.C2: every Axes value must be less than InputTensor.DimensionCount."""
+    return bool(fn.all_less(d.Axes, d.InputTensor.DimensionCount))
+
+
+def _c3(d: View) -> bool:
+    """ARGMIN.C3: OutputTensor.Sizes must match InputTensor.Sizes except in the reduced Axes, where
+    they must be 1.
+    """
+    return bool(
+        not fn.distinct(d.Axes)
+        or (
+            (
+                d.InputTensor.DimensionCount <= 0
+                or (d.OutputTensor.Sizes[0] == d.InputTensor.Sizes[0] and fn.distinct(d.Axes + [0]))
+                or (d.OutputTensor.Sizes[0] == 1 and not fn.distinct(d.Axes + [0]))
+            )
+            and (
+                d.InputTensor.DimensionCount <= 1
+                or (d.OutputTensor.Sizes[1] == d.InputTensor.Sizes[1] and fn.distinct(d.Axes + [1]))
+                or (d.OutputTensor.Sizes[1] == 1 and not fn.distinct(d.Axes + [1]))
+            )
+            and (
+                d.InputTensor.DimensionCount <= 2
+                or (d.OutputTensor.Sizes[2] == d.InputTensor.Sizes[2] and fn.distinct(d.Axes + [2]))
+                or (d.OutputTensor.Sizes[2] == 1 and not fn.distinct(d.Axes + [2]))
+            )
+            and (
+                d.InputTensor.DimensionCount <= 3
+                or (d.OutputTensor.Sizes[3] == d.InputTensor.Sizes[3] and fn.distinct(d.Axes + [3]))
+                or (d.OutputTensor.Sizes[3] == 1 and not fn.distinct(d.Axes + [3]))
+            )
+            and (
+                d.InputTensor.DimensionCount <= 4
+                or (d.OutputTensor.Sizes[4] == d.InputTensor.Sizes[4] and fn.distinct(d.Axes + [4]))
+                or (d.OutputTensor.Sizes[4] == 1 and not fn.distinct(d.Axes + [4]))
+            )
+            and (
+                d.InputTensor.DimensionCount <= 5
+                or (d.OutputTensor.Sizes[5] == d.InputTensor.Sizes[5] and fn.distinct(d.Axes + [5]))
+                or (d.OutputTensor.Sizes[5] == 1 and not fn.distinct(d.Axes + [5]))
+            )
+            and (
+                d.InputTensor.DimensionCount <= 6
+                or (d.OutputTensor.Sizes[6] == d.InputTensor.Sizes[6] and fn.distinct(d.Axes + [6]))
+                or (d.OutputTensor.Sizes[6] == 1 and not fn.distinct(d.Axes + [6]))
+            )
+            and (
+                d.InputTensor.DimensionCount <= 7
+                or (d.OutputTensor.Sizes[7] == d.InputTensor.Sizes[7] and fn.distinct(d.Axes + [7]))
+                or (d.OutputTensor.Sizes[7] == 1 and not fn.distinct(d.Axes + [7]))
+            )
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -55,6 +111,54 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "ARGMIN.C2",
+        _c2,
+        "every Axes value must be less than InputTensor.DimensionCount",
+        "/Axes",
+        operands=(
+            ("Axes", lambda d: d.Axes),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "ARGMIN.C3",
+        _c3,
+        (
+            "OutputTensor.Sizes must match InputTensor.Sizes except in the reduced Axes, where they"
+            " must be 1"
+        ),
+        "/Axes",
+        depends_on=("ARGMIN.C1", "ARGMIN.C2"),
+        operands=(
+            ("Axes", lambda d: d.Axes),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+            ("OutputTensor.Sizes[0]", lambda d: d.OutputTensor.Sizes[0]),
+            ("InputTensor.Sizes[0]", lambda d: d.InputTensor.Sizes[0]),
+            ("Axes + [0]", lambda d: d.Axes + [0]),
+            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+            ("Axes + [1]", lambda d: d.Axes + [1]),
+            ("OutputTensor.Sizes[2]", lambda d: d.OutputTensor.Sizes[2]),
+            ("InputTensor.Sizes[2]", lambda d: d.InputTensor.Sizes[2]),
+            ("Axes + [2]", lambda d: d.Axes + [2]),
+            ("OutputTensor.Sizes[3]", lambda d: d.OutputTensor.Sizes[3]),
+            ("InputTensor.Sizes[3]", lambda d: d.InputTensor.Sizes[3]),
+            ("Axes + [3]", lambda d: d.Axes + [3]),
+            ("OutputTensor.Sizes[4]", lambda d: d.OutputTensor.Sizes[4]),
+            ("InputTensor.Sizes[4]", lambda d: d.InputTensor.Sizes[4]),
+            ("Axes + [4]", lambda d: d.Axes + [4]),
+            ("OutputTensor.Sizes[5]", lambda d: d.OutputTensor.Sizes[5]),
+            ("InputTensor.Sizes[5]", lambda d: d.InputTensor.Sizes[5]),
+            ("Axes + [5]", lambda d: d.Axes + [5]),
+            ("OutputTensor.Sizes[6]", lambda d: d.OutputTensor.Sizes[6]),
+            ("InputTensor.Sizes[6]", lambda d: d.InputTensor.Sizes[6]),
+            ("Axes + [6]", lambda d: d.Axes + [6]),
+            ("OutputTensor.Sizes[7]", lambda d: d.OutputTensor.Sizes[7]),
+            ("InputTensor.Sizes[7]", lambda d: d.InputTensor.Sizes[7]),
+            ("Axes + [7]", lambda d: d.Axes + [7]),
         ),
     ),
 )
@@ -117,7 +221,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ARGMIN operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 1 ARGMIN error constraints.
+    level, the tensor rules, the support table row in force and the 3 ARGMIN error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

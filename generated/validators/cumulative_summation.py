@@ -54,6 +54,11 @@ def _c3(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c4(d: View) -> bool:
+    """CUMULATIVE_SUMMATION.C4: Axis must be in [0, InputTensor.DimensionCount)."""
+    return bool(0 <= d.Axis < d.InputTensor.DimensionCount)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -86,6 +91,16 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "CUMULATIVE_SUMMATION.C4",
+        _c4,
+        "Axis must be in [0, InputTensor.DimensionCount)",
+        "/Axis",
+        operands=(
+            ("Axis", lambda d: d.Axis),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -150,7 +165,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a CUMULATIVE_SUMMATION operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     CUMULATIVE_SUMMATION error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -56,6 +56,11 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """DIAGONAL_MATRIX1.C3: ValueDataType must match OutputTensor.DataType."""
+    return bool(d.ValueDataType == d.OutputTensor.DataType)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -79,6 +84,16 @@ RULES: tuple[Rule, ...] = (
             ("InputTensor", lambda d: d.InputTensor),
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "DIAGONAL_MATRIX1.C3",
+        _c3,
+        "ValueDataType must match OutputTensor.DataType",
+        "/ValueDataType",
+        operands=(
+            ("ValueDataType", lambda d: d.ValueDataType),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
         ),
     ),
 )
@@ -141,7 +156,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a DIAGONAL_MATRIX1 operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 3
     DIAGONAL_MATRIX1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -36,9 +36,25 @@ FIELDS = (
 )
 
 
+def _c1(d: View) -> bool:
+    """FILL_VALUE_CONSTANT.C1: ValueDataType must match OutputTensor.DataType."""
+    return bool(d.ValueDataType == d.OutputTensor.DataType)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "FILL_VALUE_CONSTANT.C1",
+        _c1,
+        "ValueDataType must match OutputTensor.DataType",
+        "/ValueDataType",
+        operands=(
+            ("ValueDataType", lambda d: d.ValueDataType),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+)
 
 REQUIRES: tuple[Rule, ...] = ()
 
@@ -100,7 +116,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a FILL_VALUE_CONSTANT operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 0
+    availability at the level, the tensor rules, the support table row in force and the 1
     FILL_VALUE_CONSTANT error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -54,6 +54,26 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """GATHER.C3: Axis must be in [0, InputTensor.DimensionCount)."""
+    return bool(0 <= d.Axis < d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """GATHER.C4: IndexDimensions must be in [0, IndicesTensor.DimensionCount)."""
+    return bool(0 <= d.IndexDimensions < d.IndicesTensor.DimensionCount)
+
+
+def _c5(d: View) -> bool:
+    """GATHER.C5: the original rank of InputTensor + IndexDimensions - 1 must be at most
+    OutputTensor.DimensionCount.
+    """
+    return bool(
+        fn.effective_rank(d.InputTensor.Sizes) + d.IndexDimensions - 1
+        <= d.OutputTensor.DimensionCount
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -76,6 +96,43 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "GATHER.C3",
+        _c3,
+        "Axis must be in [0, InputTensor.DimensionCount)",
+        "/Axis",
+        operands=(
+            ("Axis", lambda d: d.Axis),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER.C4",
+        _c4,
+        "IndexDimensions must be in [0, IndicesTensor.DimensionCount)",
+        "/IndexDimensions",
+        operands=(
+            ("IndexDimensions", lambda d: d.IndexDimensions),
+            ("IndicesTensor.DimensionCount", lambda d: d.IndicesTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER.C5",
+        _c5,
+        (
+            "the original rank of InputTensor + IndexDimensions - 1 must be at most "
+            "OutputTensor.DimensionCount"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("GATHER.C4",),
+        operands=(
+            (
+                "effective_rank(InputTensor.Sizes) + IndexDimensions - 1",
+                lambda d: fn.effective_rank(d.InputTensor.Sizes) + d.IndexDimensions - 1,
+            ),
+            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
         ),
     ),
 )
@@ -193,7 +250,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a GATHER operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 GATHER error constraints.
+    level, the tensor rules, the support table row in force and the 5 GATHER error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

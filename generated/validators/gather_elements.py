@@ -56,6 +56,26 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """GATHER_ELEMENTS.C3: Axis must be in [0, InputTensor.DimensionCount)."""
+    return bool(0 <= d.Axis < d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """GATHER_ELEMENTS.C4: IndicesTensor.Sizes must match InputTensor.Sizes in every dimension
+    except Axis.
+    """
+    return bool(
+        d.IndicesTensor.Sizes[:d.Axis] + d.IndicesTensor.Sizes[d.Axis + 1:]
+        == d.InputTensor.Sizes[:d.Axis] + d.InputTensor.Sizes[d.Axis + 1:]
+    )
+
+
+def _c5(d: View) -> bool:
+    """GATHER_ELEMENTS.C5: OutputTensor.Sizes must match IndicesTensor.Sizes."""
+    return bool(d.OutputTensor.Sizes == d.IndicesTensor.Sizes)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -78,6 +98,44 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "GATHER_ELEMENTS.C3",
+        _c3,
+        "Axis must be in [0, InputTensor.DimensionCount)",
+        "/Axis",
+        operands=(
+            ("Axis", lambda d: d.Axis),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER_ELEMENTS.C4",
+        _c4,
+        "IndicesTensor.Sizes must match InputTensor.Sizes in every dimension except Axis",
+        "/IndicesTensor/Sizes",
+        depends_on=("GATHER_ELEMENTS.C1", "GATHER_ELEMENTS.C3"),
+        operands=(
+            (
+                "IndicesTensor.Sizes[:Axis] + IndicesTensor.Sizes[Axis + 1:]",
+                lambda d: d.IndicesTensor.Sizes[:d.Axis] + d.IndicesTensor.Sizes[d.Axis + 1:],
+            ),
+            (
+                "InputTensor.Sizes[:Axis] + InputTensor.Sizes[Axis + 1:]",
+                lambda d: d.InputTensor.Sizes[:d.Axis] + d.InputTensor.Sizes[d.Axis + 1:],
+            ),
+        ),
+    ),
+    Rule(
+        "GATHER_ELEMENTS.C5",
+        _c5,
+        "OutputTensor.Sizes must match IndicesTensor.Sizes",
+        "/OutputTensor/Sizes",
+        depends_on=("GATHER_ELEMENTS.C1",),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("IndicesTensor.Sizes", lambda d: d.IndicesTensor.Sizes),
         ),
     ),
 )
@@ -178,7 +236,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a GATHER_ELEMENTS operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 GATHER_ELEMENTS error
+    the level, the tensor rules, the support table row in force and the 5 GATHER_ELEMENTS error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

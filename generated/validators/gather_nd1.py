@@ -56,6 +56,34 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """GATHER_ND1.C3: the index tuple size IndicesTensor.Sizes[-1] must be at most
+    InputTensor.DimensionCount.
+    """
+    return bool(d.IndicesTensor.Sizes[-1] <= d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """GATHER_ND1.C4: InputDimensionCount must be in [1, InputTensor.DimensionCount]."""
+    return bool(1 <= d.InputDimensionCount <= d.InputTensor.DimensionCount)
+
+
+def _c5(d: View) -> bool:
+    """GATHER_ND1.C5: IndicesDimensionCount must be in [1, IndicesTensor.DimensionCount]."""
+    return bool(1 <= d.IndicesDimensionCount <= d.IndicesTensor.DimensionCount)
+
+
+def _c6(d: View) -> bool:
+    """GATHER_ND1.C6: BatchDimensionCount must be in [0, min(InputTensor.DimensionCount,
+    IndicesTensor.DimensionCount)).
+    """
+    return bool(
+        0
+        <= d.BatchDimensionCount
+        < fn.min(d.InputTensor.DimensionCount, d.IndicesTensor.DimensionCount)
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -78,6 +106,52 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C3",
+        _c3,
+        "the index tuple size IndicesTensor.Sizes[-1] must be at most InputTensor.DimensionCount",
+        "/IndicesTensor/Sizes",
+        operands=(
+            ("IndicesTensor.Sizes[-1]", lambda d: d.IndicesTensor.Sizes[-1]),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C4",
+        _c4,
+        "InputDimensionCount must be in [1, InputTensor.DimensionCount]",
+        "/InputDimensionCount",
+        operands=(
+            ("InputDimensionCount", lambda d: d.InputDimensionCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C5",
+        _c5,
+        "IndicesDimensionCount must be in [1, IndicesTensor.DimensionCount]",
+        "/IndicesDimensionCount",
+        operands=(
+            ("IndicesDimensionCount", lambda d: d.IndicesDimensionCount),
+            ("IndicesTensor.DimensionCount", lambda d: d.IndicesTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C6",
+        _c6,
+        (
+            "BatchDimensionCount must be in [0, min(InputTensor.DimensionCount, "
+            "IndicesTensor.DimensionCount))"
+        ),
+        "/BatchDimensionCount",
+        operands=(
+            ("BatchDimensionCount", lambda d: d.BatchDimensionCount),
+            (
+                "min(InputTensor.DimensionCount, IndicesTensor.DimensionCount)",
+                lambda d: fn.min(d.InputTensor.DimensionCount, d.IndicesTensor.DimensionCount),
+            ),
         ),
     ),
 )
@@ -161,7 +235,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a GATHER_ND1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 GATHER_ND1 error
+    the level, the tensor rules, the support table row in force and the 6 GATHER_ND1 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -25,7 +25,7 @@ from dmlspec.validation.tables import (
     SupportRowInfo,
 )
 
-from .common import COMMON
+from .common import COMMON, fn
 
 __all__ = ["TABLE", "check_requires", "validate"]
 
@@ -45,6 +45,28 @@ def _c1(d: View) -> bool:
 def _c2(d: View) -> bool:
     """JOIN.C2: Axis must be in [0, OutputTensor.DimensionCount - 1]."""
     return bool(0 <= d.Axis <= d.OutputTensor.DimensionCount - 1)
+
+
+def _c3(d: View) -> bool:
+    """JOIN.C3: every InputTensors item must have OutputTensor's DataType."""
+    return bool(fn.same_data_type(d.InputTensors, d.OutputTensor))
+
+
+def _c4(d: View) -> bool:
+    """JOIN.C4: every InputTensors item must have OutputTensor's DimensionCount."""
+    return bool(fn.same_dimension_count(d.InputTensors, d.OutputTensor))
+
+
+def _c5(d: View) -> bool:
+    """JOIN.C5: every InputTensors item must have OutputTensor's Sizes in every dimension except
+    Axis.
+    """
+    return bool(fn.same_sizes_except(d.InputTensors, d.OutputTensor, d.Axis))
+
+
+def _c6(d: View) -> bool:
+    """JOIN.C6: OutputTensor.Sizes[Axis] must be the sum of the InputTensors sizes along Axis."""
+    return bool(d.OutputTensor.Sizes[d.Axis] == fn.sum_along(d.InputTensors, d.Axis))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -67,6 +89,51 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("Axis", lambda d: d.Axis),
             ("OutputTensor.DimensionCount - 1", lambda d: d.OutputTensor.DimensionCount - 1),
+        ),
+    ),
+    Rule(
+        "JOIN.C3",
+        _c3,
+        "every InputTensors item must have OutputTensor's DataType",
+        "/InputTensors",
+        depends_on=("JOIN.C1",),
+        operands=(
+            ("InputTensors", lambda d: d.InputTensors),
+            ("OutputTensor", lambda d: d.OutputTensor),
+        ),
+    ),
+    Rule(
+        "JOIN.C4",
+        _c4,
+        "every InputTensors item must have OutputTensor's DimensionCount",
+        "/InputTensors",
+        depends_on=("JOIN.C1",),
+        operands=(
+            ("InputTensors", lambda d: d.InputTensors),
+            ("OutputTensor", lambda d: d.OutputTensor),
+        ),
+    ),
+    Rule(
+        "JOIN.C5",
+        _c5,
+        "every InputTensors item must have OutputTensor's Sizes in every dimension except Axis",
+        "/InputTensors",
+        depends_on=("JOIN.C1", "JOIN.C4", "JOIN.C2"),
+        operands=(
+            ("InputTensors", lambda d: d.InputTensors),
+            ("OutputTensor", lambda d: d.OutputTensor),
+            ("Axis", lambda d: d.Axis),
+        ),
+    ),
+    Rule(
+        "JOIN.C6",
+        _c6,
+        "OutputTensor.Sizes[Axis] must be the sum of the InputTensors sizes along Axis",
+        "/OutputTensor/Sizes",
+        depends_on=("JOIN.C1", "JOIN.C4", "JOIN.C2"),
+        operands=(
+            ("OutputTensor.Sizes[Axis]", lambda d: d.OutputTensor.Sizes[d.Axis]),
+            ("sum_along(InputTensors, Axis)", lambda d: fn.sum_along(d.InputTensors, d.Axis)),
         ),
     ),
 )
@@ -168,7 +235,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a JOIN operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 JOIN error constraints.
+    level, the tensor rules, the support table row in force and the 6 JOIN error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

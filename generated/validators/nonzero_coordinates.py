@@ -25,7 +25,7 @@ from dmlspec.validation.tables import (
     SupportRowInfo,
 )
 
-from .common import COMMON
+from .common import COMMON, fn
 
 __all__ = ["TABLE", "check_requires", "validate"]
 
@@ -36,9 +36,96 @@ FIELDS = (
 )
 
 
+def _c1(d: View) -> bool:
+    """NONZERO_COORDINATES.C1: OutputCountTensor.Sizes must all be 1."""
+    return bool(fn.all_ones(d.OutputCountTensor.Sizes))
+
+
+def _c2(d: View) -> bool:
+    """NONZERO_COORDINATES.C2: OutputCountTensor.DataType must be UINT32."""
+    return bool(d.OutputCountTensor.DataType == "UINT32")
+
+
+def _c3(d: View) -> bool:
+    """NONZERO_COORDINATES.C3: OutputCoordinatesTensor.Sizes must be 1 except in the last two
+    dimensions.
+    """
+    return bool(fn.all_ones(d.OutputCoordinatesTensor.Sizes[:-2]))
+
+
+def _c4(d: View) -> bool:
+    """NONZERO_COORDINATES.C4: OutputCoordinatesTensor.Sizes[-2] must be the number of InputTensor
+    elements.
+    """
+    return bool(d.OutputCoordinatesTensor.Sizes[-2] == fn.prod(d.InputTensor.Sizes))
+
+
+def _c5(d: View) -> bool:
+    """NONZERO_COORDINATES.C5: OutputCoordinatesTensor.Sizes[-1] must be at least the effective rank
+    of InputTensor and at most InputTensor.DimensionCount.
+    """
+    return bool(
+        fn.effective_rank(d.InputTensor.Sizes)
+        <= d.OutputCoordinatesTensor.Sizes[-1]
+        <= d.InputTensor.DimensionCount
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
-RULES: tuple[Rule, ...] = ()
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "NONZERO_COORDINATES.C1",
+        _c1,
+        "OutputCountTensor.Sizes must all be 1",
+        "/OutputCountTensor/Sizes",
+        operands=(
+            ("OutputCountTensor.Sizes", lambda d: d.OutputCountTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "NONZERO_COORDINATES.C2",
+        _c2,
+        "OutputCountTensor.DataType must be UINT32",
+        "/OutputCountTensor/DataType",
+        operands=(
+            ("OutputCountTensor.DataType", lambda d: d.OutputCountTensor.DataType),
+        ),
+    ),
+    Rule(
+        "NONZERO_COORDINATES.C3",
+        _c3,
+        "OutputCoordinatesTensor.Sizes must be 1 except in the last two dimensions",
+        "/OutputCoordinatesTensor/Sizes",
+        operands=(
+            ("OutputCoordinatesTensor.Sizes[:-2]", lambda d: d.OutputCoordinatesTensor.Sizes[:-2]),
+        ),
+    ),
+    Rule(
+        "NONZERO_COORDINATES.C4",
+        _c4,
+        "OutputCoordinatesTensor.Sizes[-2] must be the number of InputTensor elements",
+        "/OutputCoordinatesTensor/Sizes",
+        operands=(
+            ("OutputCoordinatesTensor.Sizes[-2]", lambda d: d.OutputCoordinatesTensor.Sizes[-2]),
+            ("prod(InputTensor.Sizes)", lambda d: fn.prod(d.InputTensor.Sizes)),
+        ),
+    ),
+    Rule(
+        "NONZERO_COORDINATES.C5",
+        _c5,
+        (
+            "OutputCoordinatesTensor.Sizes[-1] must be at least the effective rank of InputTensor "
+            "and at most InputTensor.DimensionCount"
+        ),
+        "/InputTensor/Sizes",
+        operands=(
+            ("effective_rank(InputTensor.Sizes)", lambda d: fn.effective_rank(d.InputTensor.Sizes)),
+            ("OutputCoordinatesTensor.Sizes[-1]", lambda d: d.OutputCoordinatesTensor.Sizes[-1]),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+)
 
 REQUIRES: tuple[Rule, ...] = ()
 
@@ -95,7 +182,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a NONZERO_COORDINATES operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 0
+    availability at the level, the tensor rules, the support table row in force and the 5
     NONZERO_COORDINATES error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

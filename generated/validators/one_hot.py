@@ -55,6 +55,30 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.OutputTensor.DataType, d.ValuesTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """ONE_HOT.C3: Axis must be in [0, IndicesTensor.DimensionCount)."""
+    return bool(0 <= d.Axis < d.IndicesTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """ONE_HOT.C4: IndicesTensor.Sizes must equal OutputTensor.Sizes in every dimension except Axis.
+    """
+    return bool(
+        d.IndicesTensor.Sizes[:d.Axis] + d.IndicesTensor.Sizes[d.Axis + 1:]
+        == d.OutputTensor.Sizes[:d.Axis] + d.OutputTensor.Sizes[d.Axis + 1:]
+    )
+
+
+def _c5(d: View) -> bool:
+    """ONE_HOT.C5: IndicesTensor.Sizes[Axis] must be 1."""
+    return bool(d.IndicesTensor.Sizes[d.Axis] == 1)
+
+
+def _c6(d: View) -> bool:
+    """ONE_HOT.C6: ValuesTensor must contain at least two elements."""
+    return bool(fn.prod(d.ValuesTensor.Sizes) >= 2)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -77,6 +101,52 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
             ("ValuesTensor.DataType", lambda d: d.ValuesTensor.DataType),
+        ),
+    ),
+    Rule(
+        "ONE_HOT.C3",
+        _c3,
+        "Axis must be in [0, IndicesTensor.DimensionCount)",
+        "/Axis",
+        operands=(
+            ("Axis", lambda d: d.Axis),
+            ("IndicesTensor.DimensionCount", lambda d: d.IndicesTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "ONE_HOT.C4",
+        _c4,
+        "IndicesTensor.Sizes must equal OutputTensor.Sizes in every dimension except Axis",
+        "/IndicesTensor/Sizes",
+        depends_on=("ONE_HOT.C1", "ONE_HOT.C3"),
+        operands=(
+            (
+                "IndicesTensor.Sizes[:Axis] + IndicesTensor.Sizes[Axis + 1:]",
+                lambda d: d.IndicesTensor.Sizes[:d.Axis] + d.IndicesTensor.Sizes[d.Axis + 1:],
+            ),
+            (
+                "OutputTensor.Sizes[:Axis] + OutputTensor.Sizes[Axis + 1:]",
+                lambda d: d.OutputTensor.Sizes[:d.Axis] + d.OutputTensor.Sizes[d.Axis + 1:],
+            ),
+        ),
+    ),
+    Rule(
+        "ONE_HOT.C5",
+        _c5,
+        "IndicesTensor.Sizes[Axis] must be 1",
+        "/IndicesTensor/Sizes",
+        depends_on=("ONE_HOT.C3",),
+        operands=(
+            ("IndicesTensor.Sizes[Axis]", lambda d: d.IndicesTensor.Sizes[d.Axis]),
+        ),
+    ),
+    Rule(
+        "ONE_HOT.C6",
+        _c6,
+        "ValuesTensor must contain at least two elements",
+        "/ValuesTensor/Sizes",
+        operands=(
+            ("prod(ValuesTensor.Sizes)", lambda d: fn.prod(d.ValuesTensor.Sizes)),
         ),
     ),
 )
@@ -194,7 +264,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ONE_HOT operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 ONE_HOT error constraints.
+    level, the tensor rules, the support table row in force and the 6 ONE_HOT error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -51,6 +51,11 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """PADDING.C3: DimensionCount must equal the dimension count of InputTensor and OutputTensor."""
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -72,6 +77,17 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "PADDING.C3",
+        _c3,
+        "DimensionCount must equal the dimension count of InputTensor and OutputTensor",
+        "/DimensionCount",
+        depends_on=("PADDING.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -173,7 +189,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 PADDING error constraints.
+    level, the tensor rules, the support table row in force and the 3 PADDING error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -57,6 +57,17 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """PADDING1.C3: PaddingValueDataType must match OutputTensor.DataType."""
+    return bool(d.PaddingValueDataType == d.OutputTensor.DataType)
+
+
+def _c4(d: View) -> bool:
+    """PADDING1.C4: DimensionCount must equal the dimension count of InputTensor and OutputTensor.
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -78,6 +89,27 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "PADDING1.C3",
+        _c3,
+        "PaddingValueDataType must match OutputTensor.DataType",
+        "/PaddingValueDataType",
+        operands=(
+            ("PaddingValueDataType", lambda d: d.PaddingValueDataType),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "PADDING1.C4",
+        _c4,
+        "DimensionCount must equal the dimension count of InputTensor and OutputTensor",
+        "/DimensionCount",
+        depends_on=("PADDING1.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
 )
@@ -140,7 +172,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 PADDING1 error constraints.
+    level, the tensor rules, the support table row in force and the 4 PADDING1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -56,6 +56,31 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """REVERSE_SUBSEQUENCES.C3: Axis must be in [0, InputTensor.DimensionCount)."""
+    return bool(0 <= d.Axis < d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """REVERSE_SUBSEQUENCES.C4: SequenceLengthsTensor.Sizes must equal InputTensor.Sizes in every
+    dimension except Axis.
+    """
+    return bool(
+        d.SequenceLengthsTensor.Sizes[:d.Axis] + d.SequenceLengthsTensor.Sizes[d.Axis + 1:]
+        == d.InputTensor.Sizes[:d.Axis] + d.InputTensor.Sizes[d.Axis + 1:]
+    )
+
+
+def _c5(d: View) -> bool:
+    """REVERSE_SUBSEQUENCES.C5: SequenceLengthsTensor.Sizes[Axis] must be 1."""
+    return bool(d.SequenceLengthsTensor.Sizes[d.Axis] == 1)
+
+
+def _c6(d: View) -> bool:
+    """REVERSE_SUBSEQUENCES.C6: OutputTensor.Sizes must match InputTensor.Sizes."""
+    return bool(d.OutputTensor.Sizes == d.InputTensor.Sizes)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -81,6 +106,57 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "REVERSE_SUBSEQUENCES.C3",
+        _c3,
+        "Axis must be in [0, InputTensor.DimensionCount)",
+        "/Axis",
+        operands=(
+            ("Axis", lambda d: d.Axis),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "REVERSE_SUBSEQUENCES.C4",
+        _c4,
+        "SequenceLengthsTensor.Sizes must equal InputTensor.Sizes in every dimension except Axis",
+        "/SequenceLengthsTensor/Sizes",
+        depends_on=("REVERSE_SUBSEQUENCES.C1", "REVERSE_SUBSEQUENCES.C3"),
+        operands=(
+            (
+                "SequenceLengthsTensor.Sizes[:Axis] + SequenceLengthsTensor.Sizes[Axis + 1:]",
+                lambda d: (
+                    d.SequenceLengthsTensor.Sizes[:d.Axis]
+                    + d.SequenceLengthsTensor.Sizes[d.Axis + 1:]
+                ),
+            ),
+            (
+                "InputTensor.Sizes[:Axis] + InputTensor.Sizes[Axis + 1:]",
+                lambda d: d.InputTensor.Sizes[:d.Axis] + d.InputTensor.Sizes[d.Axis + 1:],
+            ),
+        ),
+    ),
+    Rule(
+        "REVERSE_SUBSEQUENCES.C5",
+        _c5,
+        "SequenceLengthsTensor.Sizes[Axis] must be 1",
+        "/SequenceLengthsTensor/Sizes",
+        depends_on=("REVERSE_SUBSEQUENCES.C3",),
+        operands=(
+            ("SequenceLengthsTensor.Sizes[Axis]", lambda d: d.SequenceLengthsTensor.Sizes[d.Axis]),
+        ),
+    ),
+    Rule(
+        "REVERSE_SUBSEQUENCES.C6",
+        _c6,
+        "OutputTensor.Sizes must match InputTensor.Sizes",
+        "/OutputTensor/Sizes",
+        depends_on=("REVERSE_SUBSEQUENCES.C1",),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
         ),
     ),
 )
@@ -198,7 +274,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a REVERSE_SUBSEQUENCES operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 6
     REVERSE_SUBSEQUENCES error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

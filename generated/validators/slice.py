@@ -49,6 +49,27 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """SLICE.C3: DimensionCount must match the DimensionCount of the input and output tensors."""
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """SLICE.C4: DimensionCount must be between 1 and 8 from DML_FEATURE_LEVEL_3_0, and 4 or 5
+    before it.
+    """
+    return bool(
+        (fn.level_at_least(d.FeatureLevel, "3_0") and 1 <= d.DimensionCount <= 8)
+        or d.DimensionCount == 4
+        or d.DimensionCount == 5
+    )
+
+
+def _c5(d: View) -> bool:
+    """SLICE.C5: Sizes must match OutputTensor.Sizes."""
+    return bool(d.Sizes == d.OutputTensor.Sizes)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -70,6 +91,38 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "SLICE.C3",
+        _c3,
+        "DimensionCount must match the DimensionCount of the input and output tensors",
+        "/DimensionCount",
+        depends_on=("SLICE.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "SLICE.C4",
+        _c4,
+        "DimensionCount must be between 1 and 8 from DML_FEATURE_LEVEL_3_0, and 4 or 5 before it",
+        "/DimensionCount",
+        operands=(
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+            ("DimensionCount", lambda d: d.DimensionCount),
+        ),
+    ),
+    Rule(
+        "SLICE.C5",
+        _c5,
+        "Sizes must match OutputTensor.Sizes",
+        "/Sizes",
+        depends_on=("SLICE.C3",),
+        operands=(
+            ("Sizes", lambda d: d.Sizes),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
         ),
     ),
 )
@@ -171,7 +224,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SLICE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 SLICE error constraints.
+    level, the tensor rules, the support table row in force and the 5 SLICE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

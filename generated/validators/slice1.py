@@ -49,6 +49,11 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """SLICE1.C3: no InputWindowStrides value may be 0."""
+    return bool(fn.prod(d.InputWindowStrides) != 0)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -70,6 +75,16 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "SLICE1.C3",
+        _c3,
+        "no InputWindowStrides value may be 0",
+        "/InputWindowStrides",
+        depends_on=("SLICE1.C2",),
+        operands=(
+            ("prod(InputWindowStrides)", lambda d: fn.prod(d.InputWindowStrides)),
         ),
     ),
 )
@@ -158,7 +173,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SLICE1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 SLICE1 error constraints.
+    level, the tensor rules, the support table row in force and the 3 SLICE1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -53,6 +53,18 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """SLICE_GRAD.C3: DimensionCount must equal the DimensionCount of InputGradientTensor and
+    OutputGradientTensor.
+    """
+    return bool(d.DimensionCount == d.InputGradientTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """SLICE_GRAD.C4: no InputWindowStrides value may be 0."""
+    return bool(fn.prod(d.InputWindowStrides) != 0)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -77,6 +89,29 @@ RULES: tuple[Rule, ...] = (
                 "OutputGradientTensor.DimensionCount",
                 lambda d: d.OutputGradientTensor.DimensionCount,
             ),
+        ),
+    ),
+    Rule(
+        "SLICE_GRAD.C3",
+        _c3,
+        (
+            "DimensionCount must equal the DimensionCount of InputGradientTensor and "
+            "OutputGradientTensor"
+        ),
+        "/DimensionCount",
+        depends_on=("SLICE_GRAD.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputGradientTensor.DimensionCount", lambda d: d.InputGradientTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "SLICE_GRAD.C4",
+        _c4,
+        "no InputWindowStrides value may be 0",
+        "/InputWindowStrides",
+        operands=(
+            ("prod(InputWindowStrides)", lambda d: fn.prod(d.InputWindowStrides)),
         ),
     ),
 )
@@ -165,7 +200,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SLICE_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 SLICE_GRAD error
+    the level, the tensor rules, the support table row in force and the 4 SLICE_GRAD error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -25,7 +25,7 @@ from dmlspec.validation.tables import (
     SupportRowInfo,
 )
 
-from .common import COMMON
+from .common import COMMON, fn
 
 __all__ = ["TABLE", "check_requires", "validate"]
 
@@ -45,6 +45,23 @@ def _c1(d: View) -> bool:
 def _c2(d: View) -> bool:
     """SPLIT.C2: Axis must be in [0, InputTensor.DimensionCount - 1]."""
     return bool(0 <= d.Axis <= d.InputTensor.DimensionCount - 1)
+
+
+def _c3(d: View) -> bool:
+    """SPLIT.C3: every OutputTensors item must have InputTensor's DataType."""
+    return bool(fn.same_data_type(d.OutputTensors, d.InputTensor))
+
+
+def _c4(d: View) -> bool:
+    """SPLIT.C4: every OutputTensors item must have InputTensor's DimensionCount."""
+    return bool(fn.same_dimension_count(d.OutputTensors, d.InputTensor))
+
+
+def _c5(d: View) -> bool:
+    """SPLIT.C5: every OutputTensors item must have InputTensor's Sizes in every dimension except
+    Axis.
+    """
+    return bool(fn.same_sizes_except(d.OutputTensors, d.InputTensor, d.Axis))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -67,6 +84,38 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("Axis", lambda d: d.Axis),
             ("InputTensor.DimensionCount - 1", lambda d: d.InputTensor.DimensionCount - 1),
+        ),
+    ),
+    Rule(
+        "SPLIT.C3",
+        _c3,
+        "every OutputTensors item must have InputTensor's DataType",
+        "/OutputTensors",
+        operands=(
+            ("OutputTensors", lambda d: d.OutputTensors),
+            ("InputTensor", lambda d: d.InputTensor),
+        ),
+    ),
+    Rule(
+        "SPLIT.C4",
+        _c4,
+        "every OutputTensors item must have InputTensor's DimensionCount",
+        "/OutputTensors",
+        operands=(
+            ("OutputTensors", lambda d: d.OutputTensors),
+            ("InputTensor", lambda d: d.InputTensor),
+        ),
+    ),
+    Rule(
+        "SPLIT.C5",
+        _c5,
+        "every OutputTensors item must have InputTensor's Sizes in every dimension except Axis",
+        "/OutputTensors",
+        depends_on=("SPLIT.C4", "SPLIT.C2"),
+        operands=(
+            ("OutputTensors", lambda d: d.OutputTensors),
+            ("InputTensor", lambda d: d.InputTensor),
+            ("Axis", lambda d: d.Axis),
         ),
     ),
 )
@@ -168,7 +217,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SPLIT operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 SPLIT error constraints.
+    level, the tensor rules, the support table row in force and the 5 SPLIT error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

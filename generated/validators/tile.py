@@ -43,6 +43,16 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
+def _c2(d: View) -> bool:
+    """TILE.C2: InputTensor, OutputTensor must have the same DimensionCount."""
+    return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
+
+
+def _c3(d: View) -> bool:
+    """TILE.C3: every Repeats value must be larger than 0."""
+    return bool(fn.all_at_least(d.Repeats, 1))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -54,6 +64,25 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "TILE.C2",
+        _c2,
+        "InputTensor, OutputTensor must have the same DimensionCount",
+        "/InputTensor/DimensionCount",
+        operands=(
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "TILE.C3",
+        _c3,
+        "every Repeats value must be larger than 0",
+        "/Repeats",
+        operands=(
+            ("Repeats", lambda d: d.Repeats),
         ),
     ),
 )
@@ -153,7 +182,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a TILE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 1 TILE error constraints.
+    level, the tensor rules, the support table row in force and the 3 TILE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

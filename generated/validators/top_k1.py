@@ -59,6 +59,36 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputValueTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """TOP_K1.C3: Axis must be in [0, InputTensor.DimensionCount)."""
+    return bool(0 <= d.Axis < d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """TOP_K1.C4: OutputValueTensor.Sizes must equal InputTensor.Sizes except along Axis, where it
+    must be K.
+    """
+    return bool(
+        d.OutputValueTensor.Sizes
+        == d.InputTensor.Sizes[:d.Axis] + [d.K] + d.InputTensor.Sizes[d.Axis + 1:]
+    )
+
+
+def _c5(d: View) -> bool:
+    """TOP_K1.C5: OutputIndexTensor.Sizes must equal InputTensor.Sizes except along Axis, where it
+    must be K.
+    """
+    return bool(
+        d.OutputIndexTensor.Sizes
+        == d.InputTensor.Sizes[:d.Axis] + [d.K] + d.InputTensor.Sizes[d.Axis + 1:]
+    )
+
+
+def _c6(d: View) -> bool:
+    """TOP_K1.C6: K must be greater than 0 and less than InputTensor.Sizes[Axis]."""
+    return bool(0 < d.K < d.InputTensor.Sizes[d.Axis])
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -81,6 +111,61 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputValueTensor.DataType", lambda d: d.OutputValueTensor.DataType),
+        ),
+    ),
+    Rule(
+        "TOP_K1.C3",
+        _c3,
+        "Axis must be in [0, InputTensor.DimensionCount)",
+        "/Axis",
+        operands=(
+            ("Axis", lambda d: d.Axis),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "TOP_K1.C4",
+        _c4,
+        (
+            "OutputValueTensor.Sizes must equal InputTensor.Sizes except along Axis, where it must "
+            "be K"
+        ),
+        "/OutputValueTensor/Sizes",
+        depends_on=("TOP_K1.C1", "TOP_K1.C3"),
+        operands=(
+            ("OutputValueTensor.Sizes", lambda d: d.OutputValueTensor.Sizes),
+            (
+                "InputTensor.Sizes[:Axis] + [K] + InputTensor.Sizes[Axis + 1:]",
+                lambda d: d.InputTensor.Sizes[:d.Axis] + [d.K] + d.InputTensor.Sizes[d.Axis + 1:],
+            ),
+        ),
+    ),
+    Rule(
+        "TOP_K1.C5",
+        _c5,
+        (
+            "OutputIndexTensor.Sizes must equal InputTensor.Sizes except along Axis, where it must "
+            "be K"
+        ),
+        "/OutputIndexTensor/Sizes",
+        depends_on=("TOP_K1.C1", "TOP_K1.C3"),
+        operands=(
+            ("OutputIndexTensor.Sizes", lambda d: d.OutputIndexTensor.Sizes),
+            (
+                "InputTensor.Sizes[:Axis] + [K] + InputTensor.Sizes[Axis + 1:]",
+                lambda d: d.InputTensor.Sizes[:d.Axis] + [d.K] + d.InputTensor.Sizes[d.Axis + 1:],
+            ),
+        ),
+    ),
+    Rule(
+        "TOP_K1.C6",
+        _c6,
+        "K must be greater than 0 and less than InputTensor.Sizes[Axis]",
+        "/K",
+        depends_on=("TOP_K1.C3",),
+        operands=(
+            ("K", lambda d: d.K),
+            ("InputTensor.Sizes[Axis]", lambda d: d.InputTensor.Sizes[d.Axis]),
         ),
     ),
 )
@@ -179,7 +264,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a TOP_K1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 TOP_K1 error constraints.
+    level, the tensor rules, the support table row in force and the 6 TOP_K1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -48,6 +48,16 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c3(d: View) -> bool:
+    """VALUE_SCALE_2D.C3: ChannelCount must be 1 or 3."""
+    return bool(d.ChannelCount == 1 or d.ChannelCount == 3)
+
+
+def _c4(d: View) -> bool:
+    """VALUE_SCALE_2D.C4: ChannelCount must match InputTensor.Sizes[1], the Channel dimension."""
+    return bool(d.InputTensor.Sizes[1] == d.ChannelCount)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -69,6 +79,26 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "VALUE_SCALE_2D.C3",
+        _c3,
+        "ChannelCount must be 1 or 3",
+        "/ChannelCount",
+        operands=(
+            ("ChannelCount", lambda d: d.ChannelCount),
+        ),
+    ),
+    Rule(
+        "VALUE_SCALE_2D.C4",
+        _c4,
+        "ChannelCount must match InputTensor.Sizes[1], the Channel dimension",
+        "/InputTensor/Sizes",
+        depends_on=("VALUE_SCALE_2D.C3",),
+        operands=(
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+            ("ChannelCount", lambda d: d.ChannelCount),
         ),
     ),
 )
@@ -107,7 +137,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a VALUE_SCALE_2D operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 VALUE_SCALE_2D error
+    the level, the tensor rules, the support table row in force and the 4 VALUE_SCALE_2D error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
