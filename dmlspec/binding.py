@@ -82,6 +82,10 @@ def bind_desc(
         raw = fields[field.name]
         if field.is_tensor:
             values[field.name] = bind_tensor(common, field.name, raw)
+        elif field.is_tensor_array and isinstance(raw, list):
+            values[field.name] = [
+                bind_tensor(common, f"{field.name}[{i}]", item) for i, item in enumerate(raw)
+            ]
         elif field.kind == "data_type":
             values[field.name] = _short(raw, "DML_TENSOR_DATA_TYPE_")
         elif field.kind == "scalar_union":

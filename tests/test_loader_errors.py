@@ -25,7 +25,7 @@ DATA_TYPES = (
     "INT64, UINT4, INT4"
 )
 NAMES = (
-    "ExpectedUpdatesSizes, IndexBounds, IndexTupleSize, IndicesDimensionCount, "
+    "ExpectedUpdatesSizes, FeatureLevel, IndexBounds, IndexTupleSize, IndicesDimensionCount, "
     "IndicesMeaningfulSizes, IndicesTensor, InputDimensionCount, InputMeaningfulSizes, "
     "InputTensor, OutputTensor, UpdatesTensor"
 )

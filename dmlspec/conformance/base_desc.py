@@ -18,13 +18,14 @@ from typing import Any
 
 from ..model import Catalog, ExampleTensor, OperatorSpec, SupportRow
 from ..validation import validate_operator
+from .mutate import resized
 
 __all__ = ["base_desc", "base_descs", "example_desc"]
 
 Desc = dict[str, Any]
 _PREFERRED_TYPES = ("FLOAT32", "FLOAT16", "UINT32", "INT32", "UINT8", "INT8")
 _SCALAR_CANDIDATES = {
-    "uint": (1, 0, 2, 3, 4),
+    "uint": (1, 0, 2, 3, 4, 5),
     "uint64": (1, 0, 2),
     "int": (0, 1, -1, 2),
     "float": (1.0, 0.5, 0.0, 2.0),
@@ -187,5 +188,6 @@ def _repair(spec: OperatorSpec, desc: Desc, level: str, rounds: int = 12) -> Des
         tried[name] = tried.get(name, 0) + 1
         if tried[name] >= len(candidates):
             return None
-        desc = {**desc, name: candidates[tried[name]]}
+        # A count field takes its arrays along (DimensionCount sizes Strides, ...).
+        desc = resized(spec, desc, name, candidates[tried[name]])
     return None

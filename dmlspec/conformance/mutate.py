@@ -9,7 +9,7 @@ constraint is the negative case.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..binding import definition_trees, derive_members
@@ -61,27 +61,69 @@ def rederive(
     return fixed
 
 
+def resized(spec: OperatorSpec, desc: Desc, count_field: str, count: int) -> Desc:
+    """`desc` with `count_field` set and every array it sizes given that many items."""
+    changed = copy.deepcopy(desc)
+    changed[count_field] = count
+    for field in spec.fields:
+        items = changed.get(field.name)
+        if field.count_field == count_field and isinstance(items, list) and items:
+            changed[field.name] = [copy.deepcopy(items[-1]) for _ in range(count)]
+    return changed
+
+
 def mutations(
-    spec: OperatorSpec, desc: Desc, data_types: tuple[str, ...] = ()
+    spec: OperatorSpec,
+    desc: Desc,
+    data_types: tuple[str, ...] = (),
+    enums: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Iterator[tuple[str, set[str], Desc]]:
     """Single changes to one value: (description, what was changed, new desc). A count field
-    changes with the arrays it sizes; `data_types` are tried after the usual four."""
-    sized: dict[str, list[str]] = {f.count_field: [] for f in spec.fields if f.count_field}
-    for field in spec.fields:
-        if field.count_field:
-            sized[field.count_field].append(field.name)
+    changes with the arrays it sizes; `data_types` are tried after the usual four; `enums`
+    (enumeration -> members) lets enum fields take every other member."""
     for field in spec.fields:
         value = desc.get(field.name)
-        if field.kind == "uint" and isinstance(value, int):
-            for new in sorted({0, value + 1, value + 2, max(value - 1, 0), 9}):
+        if field.kind in ("uint", "int", "uint64") and isinstance(value, int):
+            news = {0, value + 1, value + 2, max(value - 1, 0), 9}
+            if field.kind == "int":
+                news |= {-1, value - 1}
+            for new in sorted(news):
                 if new != value:
-                    changed = copy.deepcopy(desc)
-                    changed[field.name] = new
-                    for array in sized.get(field.name, []):
-                        items = changed.get(array)
-                        if isinstance(items, list) and items:
-                            changed[array] = [copy.deepcopy(items[-1]) for _ in range(new)]
+                    changed = resized(spec, desc, field.name, new)
                     yield f"{field.name}={new}", {field.name}, changed
+        if field.kind == "float" and isinstance(value, int | float):
+            for new in (-1.0, 0.0, 0.5, 1.5, 2.0, 1e9):
+                if new != value:
+                    yield (
+                        f"{field.name}={new}",
+                        {field.name},
+                        {**copy.deepcopy(desc), field.name: new},
+                    )
+        if field.kind == "bool" and isinstance(value, bool):
+            yield (
+                f"{field.name}={not value}",
+                {field.name},
+                {**copy.deepcopy(desc), field.name: not value},
+            )
+        if field.kind == "enum" and isinstance(value, str) and enums and field.enum in enums:
+            for member in enums[field.enum]:
+                if member != value:
+                    yield (
+                        f"{field.name}={member}",
+                        {field.name},
+                        {**copy.deepcopy(desc), field.name: member},
+                    )
+        if field.kind in ("uint_array", "int_array", "float_array") and isinstance(value, list):
+            for i, item in enumerate(value):
+                for new in (0, 1, 2, 9, -1, item + 1):
+                    if new != item and (new >= 0 or field.kind != "uint_array"):
+                        changed = copy.deepcopy(desc)
+                        changed[field.name][i] = new
+                        yield f"{field.name}[{i}]={new}", {field.name}, changed
+        if field.optional and field.name in desc:
+            changed = copy.deepcopy(desc)
+            del changed[field.name]
+            yield f"without {field.name}", {field.name}, changed
         if field.is_tensor and isinstance(value, dict):
             yield from _tensor_mutations(field.name, value, desc, data_types)
         if field.kind == "data_type" and isinstance(value, str):
@@ -119,8 +161,9 @@ def break_constraint(
 ) -> Desc | None:
     """A desc derived from one of `bases` that breaks exactly `constraint_id`, or None."""
     data_types = tuple(d.name for d in catalog.common.data_types if d.kind != "unknown")
+    enums = {name: info.members for name, info in catalog.common.enum_infos().items()}
     for base in bases:
-        for _, changed, desc in mutations(spec, base, data_types):
+        for _, changed, desc in mutations(spec, base, data_types, enums):
             fixed = rederive(catalog, spec, desc, keep=changed, exclude=(constraint_id,))
             # Where the dependents cannot be re-derived, the single change itself may do.
             for candidate in (fixed, desc) if fixed is not None else (desc,):
