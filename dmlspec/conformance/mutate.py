@@ -61,14 +61,14 @@ def rederive(
     return fixed
 
 
-def resized(spec: OperatorSpec, desc: Desc, count_field: str, count: int) -> Desc:
+def resized(spec: OperatorSpec, desc: Desc, count_field: str, count: Any) -> Desc:
     """`desc` with `count_field` set and every array it sizes given that many items."""
     changed = copy.deepcopy(desc)
     changed[count_field] = count
     for field in spec.fields:
         items = changed.get(field.name)
         if field.count_field == count_field and isinstance(items, list) and items:
-            changed[field.name] = [copy.deepcopy(items[-1]) for _ in range(count)]
+            changed[field.name] = [copy.deepcopy(items[-1]) for _ in range(int(count))]
     return changed
 
 
@@ -92,12 +92,12 @@ def mutations(
                     changed = resized(spec, desc, field.name, new)
                     yield f"{field.name}={new}", {field.name}, changed
         if field.kind == "float" and isinstance(value, int | float):
-            for new in (-1.0, 0.0, 0.5, 1.5, 2.0, 1e9):
-                if new != value:
+            for new_float in (-1.0, 0.0, 0.5, 1.5, 2.0, 1e9):
+                if new_float != value:
                     yield (
-                        f"{field.name}={new}",
+                        f"{field.name}={new_float}",
                         {field.name},
-                        {**copy.deepcopy(desc), field.name: new},
+                        {**copy.deepcopy(desc), field.name: new_float},
                     )
         if field.kind == "bool" and isinstance(value, bool):
             yield (
@@ -105,8 +105,8 @@ def mutations(
                 {field.name},
                 {**copy.deepcopy(desc), field.name: not value},
             )
-        if field.kind == "enum" and isinstance(value, str) and enums and field.enum in enums:
-            for member in enums[field.enum]:
+        if field.kind == "enum" and isinstance(value, str) and enums and field.enum:
+            for member in enums.get(field.enum, ()):
                 if member != value:
                     yield (
                         f"{field.name}={member}",
