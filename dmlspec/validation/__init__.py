@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+from ..limits import quote
 from .engine import RequiresReport, normalise_level
 from .result import ValidationResult, ValidationWarning, Violation
 from .shape import operator_type_of
@@ -64,7 +65,7 @@ def validate_operator(operator: object, feature_level: str | None = None) -> Val
         problem = Violation(
             "JSON.operator_type",
             "/type",
-            f"dmlspec has no spec for {declared!r} (known operators: {known})",
+            f"dmlspec has no spec for {quote(declared)} (known operators: {known})",
         )
     return ValidationResult(None, level, (problem,), ())
 
@@ -78,7 +79,7 @@ def check_requires(
         from ..errors import InvalidOperator
 
         raise InvalidOperator(
-            f"dmlspec has no spec for operator type {operator_type_of(operator)!r}"
+            f"dmlspec has no spec for operator type {quote(operator_type_of(operator))}"
         )
     report: RequiresReport = module.check_requires(operator, inputs, feature_level)
     return report
