@@ -1,7 +1,8 @@
 """The `dmlspec` command line.
 
-Exit codes: 0 success, 1 a check found differences or violations, 2 unreadable or malformed
-input (specs, docs, files). Errors are one-line messages, never tracebacks
+Exit codes: 0 success, 1 a check found differences or violations (or a backend failed),
+2 unreadable, malformed or refused input (specs, docs, files, backends, limits), 3 an internal
+error (a bug in dmlspec). Errors are one-line messages, never tracebacks
 (set DMLSPEC_DEBUG=1 to see one for an internal error).
 """
 
@@ -15,9 +16,12 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from .backends import BackendLoadError
 from .errors import SpecError
+from .limits import LimitError, quote
 from .loading import load_catalog
 from .model import Catalog
+from .safeio import UnsafePath
 
 __all__ = ["main"]
 
@@ -212,15 +216,25 @@ def command_conformance(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
 
 
+def _operators(catalog: Catalog, names: Sequence[str] | None) -> list[str]:
+    """The operators `--ops` names (all when none), or BadInput naming the unknown one."""
+    if not names:
+        return [spec.name for spec in catalog.operators]
+    chosen = []
+    for name in names:
+        try:
+            chosen.append(catalog.operator(name).name)
+        except KeyError:
+            known = ", ".join(spec.name for spec in catalog.operators)
+            raise BadInput(f"--ops: unknown operator {quote(name)}; known: {known}") from None
+    return chosen
+
+
 def command_export(args: argparse.Namespace) -> int:
     from .vectors.export import export
 
     catalog = _catalog(args)
-    operators = (
-        [catalog.operator(o).name for o in args.ops]
-        if args.ops
-        else [s.name for s in catalog.operators]
-    )
+    operators = _operators(catalog, args.ops)
     level = (args.feature_level or catalog.common.highest_feature_level.name).removeprefix(
         "DML_FEATURE_LEVEL_"
     )
@@ -231,7 +245,13 @@ def command_export(args: argparse.Namespace) -> int:
     formats = ("dxdispatch", "onnx") if args.format == "all" else (args.format,)
     if "onnx" in formats:
         formats = ("dxdispatch", *formats) if "dxdispatch" not in formats else formats
-    manifest = export(catalog, Path(args.out), operators, level, args.profile, formats, args.large)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"--out {args.out} exists and is not a folder")
+    try:
+        manifest = export(catalog, out, operators, level, args.profile, formats, args.large)
+    except OSError as error:
+        raise BadInput(f"cannot write to {args.out}: {error.strerror or error}") from None
     print(f"exported {len(manifest['cases'])} cases to {args.out} ({', '.join(formats)})")
     for left in manifest["left_out"]:
         print(f"left out {left['id']}: {left['reason']}")
@@ -240,7 +260,7 @@ def command_export(args: argparse.Namespace) -> int:
 
 def command_run_vectors(args: argparse.Namespace) -> int:
     from .backends import load_backend
-    from .vectors.run import VectorResult, run_vectors
+    from .vectors.run import VectorResult, VectorsError, run_vectors
 
     folder = Path(args.folder)
     if not (folder / "manifest.json").is_file():
@@ -251,7 +271,10 @@ def command_run_vectors(args: argparse.Namespace) -> int:
         if result.outcome != "passed":
             print(f"{result.outcome.upper()} {result.id}: {result.message}")
 
-    results = run_vectors(folder, backend, show)
+    try:
+        results = run_vectors(folder, backend, show, args.allow_any_path)
+    except VectorsError as error:
+        raise BadInput(f"{folder}: {error}") from None
     counts = {o: sum(r.outcome == o for r in results) for o in ("passed", "failed", "skipped")}
     print(f"{backend.name}: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
     return EXIT_FAILED if counts["failed"] else EXIT_OK
@@ -331,6 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
     vectors = commands.add_parser("run-vectors", help="run exported vectors against a backend")
     vectors.add_argument("folder", help="a folder written by dmlspec export")
     vectors.add_argument("--backend", default="jax")
+    vectors.add_argument(
+        "--allow-any-path",
+        action="store_true",
+        help="let the manifest name files outside the folder (through .., absolute paths, links)",
+    )
     vectors.set_defaults(run=command_run_vectors)
     dispatch = commands.add_parser("dispatch", help="execute a DxDispatch model")
     dispatch.add_argument("model", help="DxDispatch model JSON")
@@ -351,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as error:
         print(f"dmlspec: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except BadInput as error:
+    except (BadInput, BackendLoadError, LimitError, UnsafePath) as error:
         print(f"dmlspec: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -77,21 +77,22 @@ def read_text(path: Path, limit: int | None = None) -> str:
         ) from None
 
 
-def confine(folder: Path, relative: str, what: str, allow_any_path: bool = False) -> Path:
+def confine(
+    folder: Path, relative: object, what: str, place: str, allow_any_path: bool = False
+) -> Path:
     """`folder / relative`, symbolic links resolved, refused unless it stays inside `folder`.
 
-    `what` names the field in messages, e.g. "case id" or "sourcePath"."""
-    if not relative or "\0" in relative:
-        raise UnsafePath(f"{what} must be a non-empty relative path; got {quote(relative)}")
+    `what` names the field in messages ("sourcePath", "case id"), `place` the folder ("the
+    model's folder")."""
+    if not isinstance(relative, str) or not relative or "\0" in relative:
+        raise UnsafePath(f"{what} must be a file name or relative path; got {quote(relative)}")
     target = (folder / relative).resolve()
     if allow_any_path:
         return target
     pure = PurePath(relative)
-    inside = folder.resolve()
-    if pure.is_absolute() or ".." in pure.parts or not target.is_relative_to(inside):
+    if pure.is_absolute() or ".." in pure.parts or not target.is_relative_to(folder.resolve()):
         raise UnsafePath(
-            f"{what} {quote(relative)} leads outside {folder} "
-            "(through .., an absolute path or a symbolic link; use --allow-any-path to allow it)"
+            f"{what} {quote(relative)} leaves {place} (use --allow-any-path to allow it)"
         )
     return target
 
@@ -114,9 +115,9 @@ def write_file(root: Path, relative: str, data: bytes) -> None:
             raise UnsafePath(f"{folder} is not a folder")
     target = folder / PurePath(relative).name
     with contextlib.suppress(OSError, UnsafePath):
-        if not target.is_symlink() and target.stat().st_size == len(data):
-            if read_bytes(target, len(data)) == data:
-                return
+        unchanged = not target.is_symlink() and target.stat().st_size == len(data)
+        if unchanged and read_bytes(target, len(data)) == data:
+            return
     descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.")
     try:
         with os.fdopen(descriptor, "wb") as handle:
