@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .limits import quote
+from .limits import cut, quote
 
 __all__ = [
     "Backend",
@@ -132,7 +132,7 @@ def load_backend(name: str | None = None) -> Any:
         raise
     except (Exception, SystemExit) as error:  # the user's module, whatever it raises
         raise BackendLoadError(
-            f"cannot load backend {shown}: {type(error).__name__}: {quote(str(error), 200)}"
+            f"cannot load backend {shown}: {type(error).__name__}: {cut(str(error))}"
         ) from None
     check_backend(backend, chosen)
     return backend

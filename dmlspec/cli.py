@@ -172,19 +172,59 @@ def command_lint(args: argparse.Namespace) -> int:
     return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FAILED
 
 
+def _writable_folder(path: Path, option: str) -> Path:
+    """Create `path` if needed and make sure files can be written there (BadInput if not)."""
+    import tempfile
+
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"{option} {path} exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise BadInput(f"{option} {path}: cannot write there ({error.strerror or error})") from None
+    return path
+
+
 def command_conformance(args: argparse.Namespace) -> int:
     import tempfile
 
     import pytest
 
+    from .conformance import plugin
     from .conformance.report import render_markdown, render_matrix
     from .generate import default_output_dir
+    from .limits import CASE_TIMEOUT
 
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
-    report_dir = Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-"))
-    report_dir.mkdir(parents=True, exist_ok=True)
+    report_dir = _writable_folder(
+        Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-")), "--report"
+    )
+    catalog = _catalog(args)
+    operators = _operators(catalog, args.ops) if args.ops else []
+    timeout = args.case_timeout if args.case_timeout is not None else CASE_TIMEOUT.value()
+    if not 0 < timeout < float("inf"):
+        raise BadInput(f"--case-timeout must be a positive number of seconds; got {timeout}")
+    # Load and check the backend here, so that what is wrong with it is one line, not pytest's
+    # INTERNALERROR; the session then uses this very backend.
+    backend = plugin.open_backend(args.backend, timeout, args.in_process)
+    plugin.expected_failures(backend)
+    if args.feature_level:
+        requested = args.feature_level.removeprefix("DML_FEATURE_LEVEL_")
+        claimed = str(backend.feature_level).removeprefix("DML_FEATURE_LEVEL_")
+        known = [level.name for level in catalog.common.feature_levels]
+        if requested not in known:
+            raise BadInput(
+                f"--feature-level: unknown level {quote(requested)}; known: {', '.join(known)}"
+            )
+        if known.index(requested) > known.index(claimed):
+            raise BadInput(
+                f"--feature-level {requested} is above what {backend.name} claims ({claimed})"
+            )
+    plugin.preload(args.backend, backend)
     options = [
         str(suites),
         "-p",
@@ -195,15 +235,23 @@ def command_conformance(args: argparse.Namespace) -> int:
         f"--hypothesis-profile={args.profile}",
         f"--dml-report={report_dir}",
         f"--junitxml={report_dir / 'junit.xml'}",
+        f"--dml-case-timeout={timeout}",
         "-q",
     ]
+    if args.in_process:
+        options.append("--dml-in-process")
     if args.feature_level:
         options.append(f"--dml-feature-level={args.feature_level}")
-    if args.ops:
-        options.append(f"--dml-ops={','.join(args.ops)}")
+    if operators:
+        options.append(f"--dml-ops={','.join(operators)}")
     if args.workers:
         options += ["-n", args.workers]
-    code = int(pytest.main(options))
+    try:
+        code = int(pytest.main(options))
+    finally:
+        plugin.preload("", None)
+        if hasattr(backend, "close"):
+            backend.close()
     results_file = report_dir / "results.json"
     if not results_file.exists():
         print(f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr)
@@ -342,6 +390,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     conformance.add_argument("--report", help="folder for results.json, junit.xml and report.md")
     conformance.add_argument("--workers", help="N or auto: run on N processes with pytest-xdist")
+    conformance.add_argument(
+        "--case-timeout",
+        type=float,
+        help="seconds the backend may take for one case (default: $DMLSPEC_CASE_TIMEOUT or 60)",
+    )
+    conformance.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the backend in the test process: no time limit, no crash protection",
+    )
     conformance.set_defaults(run=command_conformance)
     export = commands.add_parser("export", help="write the generated cases as portable vectors")
     export.add_argument("--out", required=True, help="output folder")

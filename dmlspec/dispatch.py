@@ -24,7 +24,7 @@ import numpy as np
 
 from .errors import InvalidOperator, Unsupported
 from .jsonio import JsonReadError, read_json_file
-from .limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, quote
+from .limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
 from .safeio import UnsafePath, confine, read_bytes
 
 __all__ = ["DispatchError", "format_resource", "run_model"]
@@ -164,7 +164,8 @@ def _buffer(name: str, resource: Any, folder: Path, allow_any_path: bool) -> np.
 def _sequence(start: Any, delta: Any, count: int, dtype: np.dtype[Any]) -> np.ndarray:
     if dtype.kind == "f":
         with np.errstate(over="ignore", invalid="ignore"):
-            return (start + np.arange(count, dtype=np.float64) * delta).astype(dtype)
+            floats: np.ndarray = (start + np.arange(count, dtype=np.float64) * delta).astype(dtype)
+        return floats
     # Integers wrap as the type does: modulo 2^64 here, then to the type's width.
     wrapped = np.arange(count, dtype=np.uint64) * np.uint64(delta % 2**64) + np.uint64(
         start % 2**64
@@ -283,12 +284,12 @@ def _dispatch(
     try:
         results = backend.run(operator, inputs)
     except (Unsupported, InvalidOperator) as error:
-        raise DispatchError(pointer, f"{type(error).__name__}: {quote(str(error), 300)}") from None
+        raise DispatchError(pointer, f"{type(error).__name__}: {cut(str(error))}") from None
     except Exception as error:  # the backend's own failure, told as one line
         raise DispatchError(
             pointer,
             f"backend {quote(getattr(backend, 'name', '?'))} raised {type(error).__name__}: "
-            f"{quote(str(error), 300)}",
+            f"{cut(str(error))}",
         ) from None
     for field, resource in outputs.items():
         returned = results.get(field) if isinstance(results, Mapping) else None

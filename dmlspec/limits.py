@@ -20,6 +20,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "Limit",
     "LimitError",
+    "cut",
     "quote",
 ]
 
@@ -77,6 +78,12 @@ LIMITS = (
 )
 
 QUOTE_CHARS = 80
+
+
+def cut(text: str, limit: int = 300) -> str:
+    """A message (not a value: no quotes added) cut to about `limit` characters, one line."""
+    line = " ".join(text.split("\n"))
+    return line if len(line) <= limit else f"{line[:limit]}... ({len(line)} characters)"
 
 
 def quote(value: object, limit: int = QUOTE_CHARS) -> str:

@@ -199,9 +199,7 @@ def _read_field(
         return raw
     # float and scalar_union: a JSON number
     if isinstance(raw, bool) or not isinstance(raw, int | float):
-        read.fail(
-            "type", path, f"{info.name} must be a number; got {_json_type(raw)} {quote(raw)}"
-        )
+        read.fail("type", path, f"{info.name} must be a number; got {_json_type(raw)} {quote(raw)}")
         return None
     return raw
 

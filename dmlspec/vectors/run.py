@@ -20,7 +20,7 @@ import numpy as np
 from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
-from ..limits import quote
+from ..limits import cut, quote
 from ..safeio import UnsafePath, confine, read_bytes
 
 __all__ = ["VectorResult", "VectorsError", "run_vectors"]
@@ -80,7 +80,7 @@ class _Folder:
             raise VectorsError(str(error)) from None
         except (ValueError, OSError, EOFError) as error:
             raise VectorsError(
-                f"{relative}: not a .npy array NumPy reads without pickle ({quote(str(error))})"
+                f"{relative}: not a .npy array NumPy reads without pickle ({cut(str(error))})"
             ) from None
         if not isinstance(loaded, np.ndarray):
             raise VectorsError(f"{relative}: not a .npy array")
@@ -235,15 +235,11 @@ def _run_one(
     try:
         outputs = backend.run(operator, inputs)
     except Unsupported as reason:
-        return VectorResult(entry["id"], "skipped", quote(str(reason), 300))
+        return VectorResult(entry["id"], "skipped", cut(str(reason)))
     except InvalidOperator as error:
-        return VectorResult(
-            entry["id"], "failed", f"rejected a valid desc: {quote(str(error), 300)}"
-        )
+        return VectorResult(entry["id"], "failed", f"rejected a valid desc: {cut(str(error))}")
     except Exception as error:
-        return VectorResult(
-            entry["id"], "failed", f"{type(error).__name__}: {quote(str(error), 300)}"
-        )
+        return VectorResult(entry["id"], "failed", f"{type(error).__name__}: {cut(str(error))}")
     if not isinstance(outputs, Mapping):
         return VectorResult(entry["id"], "failed", f"run() returned {type(outputs).__name__}")
     for name, checked in expected_outputs.items():
