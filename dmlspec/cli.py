@@ -225,10 +225,14 @@ def command_conformance(args: argparse.Namespace) -> int:
                 f"--feature-level {requested} is above what {backend.name} claims ({claimed})"
             )
     plugin.preload(args.backend, backend)
+    # Everything the run writes goes to the report folder, nothing to the current one.
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(report_dir / ".hypothesis"))
     options = [
         str(suites),
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:benchmark",
         "--rootdir",
         str(suites),
         f"--dml-backend={args.backend}",

@@ -56,7 +56,7 @@ def _source(folder: Path, path: Any, pointer: str, allow_any_path: bool) -> Path
         target = confine(folder, path, "sourcePath", "the model's folder", allow_any_path)
     except UnsafePath as error:
         raise DispatchError(pointer, str(error)) from None
-    if not target.is_file():
+    if not target.exists():  # what exists but is no regular file, reading refuses
         raise DispatchError(pointer, f"no file {quote(path)} beside the model")
     return target
 

@@ -47,12 +47,16 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes:
     limit = int(MAX_FILE_BYTES) if limit is None else limit
     # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(descriptor, "rb") as handle:
+    try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafePath(f"{path} is {_kind(info.st_mode)}; only regular files are read")
         if info.st_size > limit:
             raise UnsafePath(_too_large(path, info.st_size, limit))
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with os.fdopen(descriptor, "rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:  # it grew while we read it
         raise UnsafePath(_too_large(path, len(data), limit))

@@ -60,8 +60,12 @@ class _Folder:
     def __init__(self, root: Path, allow_any_path: bool) -> None:
         self.root, self.allow_any_path = root, allow_any_path
 
-    def path(self, relative: object, what: str) -> Path:
+    def path(self, relative: object, what: str, case: str = "") -> Path:
+        """`root/relative` (`root/case/relative` when a case's file is named)."""
         try:
+            if case:  # the name itself may not climb out of the case folder
+                confine(self.root / case, relative, what, "its case folder", self.allow_any_path)
+                relative = f"{case}/{relative}"
             return confine(self.root, relative, what, "the vector folder", self.allow_any_path)
         except UnsafePath as error:
             raise VectorsError(str(error)) from None
@@ -72,8 +76,9 @@ class _Folder:
         except JsonReadError as error:
             raise VectorsError(f"{relative}: {error}") from None
 
-    def array(self, relative: str, what: str) -> np.ndarray:
-        path = self.path(relative, what)
+    def array(self, relative: str, what: str, case: str = "") -> np.ndarray:
+        path = self.path(relative, what, case)
+        relative = f"{case}/{relative}" if case else relative
         try:
             loaded = np.load(io.BytesIO(read_bytes(path)), allow_pickle=False)
         except UnsafePath as error:
@@ -159,13 +164,12 @@ def run_vectors(
         inputs = {}
         for name in bindings:
             relative = f"{case_id}/{name}.npy"
-            if name not in outputs and files.path(relative, "input").is_file():
+            if name not in outputs and files.path(f"{name}.npy", "input", case_id).exists():
                 tensor = desc.get(name)
                 if not isinstance(tensor, Mapping):
                     raise VectorsError(f"{relative}: {quote(name)} is no tensor of the desc")
-                inputs[name] = _expect_array(
-                    files.array(relative, "input"), tensor.get("Desc", tensor), relative, name
-                )
+                stored = files.array(f"{name}.npy", "input", case_id)
+                inputs[name] = _expect_array(stored, tensor.get("Desc", tensor), relative, name)
         expected = _expected(files, case_id, where, outputs, desc)
         result = _run_one(entry, expected, operator, inputs, backend)
         results.append(result)
@@ -192,8 +196,9 @@ def _expected(
         if not isinstance(tensor, Mapping):
             raise VectorsError(f"{at}: {quote(name)} is no tensor of the desc")
         tensor = tensor.get("Desc", tensor)
-        relative = f"{case_id}/{_field(rules, 'expected', str, at)}"
-        array = _expect_array(files.array(relative, "expected"), tensor, relative, name)
+        expected = _field(rules, "expected", str, at)
+        relative = f"{case_id}/{expected}"
+        array = _expect_array(files.array(expected, "expected", case_id), tensor, relative, name)
         rule = _field(rules, "rule", str, at)
         if rule not in ("exact", "ulp"):
             raise VectorsError(f"{at}/rule must be exact or ulp; got {quote(rule)}")
@@ -202,8 +207,9 @@ def _expected(
             _field(rules, "ulp_scale", str, at)
         undefined = None
         if "undefined" in rules:
-            mask = f"{case_id}/{_field(_field(rules, 'undefined', dict, at), 'mask', str, at)}"
-            undefined = files.array(mask, "mask")
+            name_of_mask = _field(_field(rules, "undefined", dict, at), "mask", str, at)
+            mask = f"{case_id}/{name_of_mask}"
+            undefined = files.array(name_of_mask, "mask", case_id)
             if undefined.dtype != np.bool_ or undefined.shape != array.shape:
                 raise VectorsError(
                     f"{mask}: the mask must be bool{list(array.shape)}; "
