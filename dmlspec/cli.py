@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .backends import BackendLoadError
 from .errors import SpecError
-from .limits import LimitError, quote
+from .limits import LimitError, cut, quote
 from .loading import load_catalog
 from .model import Catalog
 from .safeio import UnsafePath
@@ -152,7 +152,7 @@ def command_validate(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         for name, result in results.items():
-            label = f"{args.file}" + (f" [{name}]" if name else "")
+            label = f"{args.file}" + (f" [{cut(name, 80)}]" if name else "")
             verdict = "valid" if result.valid else "INVALID"
             print(f"{label}: {verdict} at feature level {result.feature_level}")
             for violation in result.violations:
@@ -160,7 +160,7 @@ def command_validate(args: argparse.Namespace) -> int:
             for warning in result.warnings:
                 print(f"  {warning}")
         for name, reason in skipped.items():
-            print(f"{args.file} [{name}]: not checked ({reason})")
+            print(f"{args.file} [{cut(name, 80)}]: not checked ({reason})")
     return EXIT_OK if all(r.valid for r in results.values()) else EXIT_FAILED
 
 

@@ -71,6 +71,8 @@ def read_json_text(text: str) -> Any:
         ) from None
     except RecursionError:  # deeper than Python's own decoder goes
         raise JsonReadError([("", _too_deep())]) from None
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise JsonReadError([("", f"invalid JSON: {error}")]) from None
     problems: list[tuple[str, str]] = []
     data = _plain(raw, [], problems)
     if problems:

@@ -185,6 +185,7 @@ def _fill(**desc: Any) -> dict[str, Any]:
             id="1MB-key-echo",
         ),
         pytest.param(b"\xff\xfe{}", 2, "not UTF-8", id="invalid-utf8"),
+        pytest.param("1" * 5_000, 2, "invalid JSON: Exceeds the limit", id="5000-digit-integer"),
         pytest.param("", 2, "invalid JSON", id="empty"),
         pytest.param(
             json.dumps({"dispatchables": [1, 2]}), 2, "/dispatchables must be", id="model-list"
@@ -558,8 +559,24 @@ def _edit_manifest(folder: Path, edit: Callable[[dict[str, Any]], Any]) -> None:
             "colliding_writes/'999' must map a cell below 4",
         ),
         (lambda m: m["cases"][0]["outputs"].update(Nope={}), "'Nope' is no tensor of the desc"),
+        (
+            lambda m: m["cases"][0]["outputs"]["OutputTensor"].update(
+                rule="ulp", max_ulps=1, ulp_scale="bogus"
+            ),
+            "ulp_scale 'bogus' is none of GATHER_ND's comparison rules",
+        ),
     ],
-    ids=["cases-int", "case-str", "no-id", "outputs-list", "level", "rule", "cell", "output"],
+    ids=[
+        "cases-int",
+        "case-str",
+        "no-id",
+        "outputs-list",
+        "level",
+        "rule",
+        "cell",
+        "output",
+        "ulp-scale",
+    ],
 )
 def test_run_vectors_reports_malformed_manifests(
     arena: Arena, edit: Callable[[dict[str, Any]], Any], said: str
@@ -712,6 +729,28 @@ def test_an_isolated_backend_turns_each_fault_into_that_case_s_exception() -> No
         assert numpy.run(operator, {})["OutputTensor"].tolist() == [0, 1, 2, 3]
     finally:
         numpy.close()
+
+
+def test_the_isolation_pipe_carries_arrays_and_lists_of_arrays_without_pickle() -> None:
+    from dmlspec.conformance.isolation import _arrays, _frame
+
+    arrays = {"A": np.arange(3, dtype=np.uint64), "List": [np.ones(2, np.float16), np.zeros(0)]}
+    frame = _frame({"kind": "x"}, arrays)
+    length = int.from_bytes(frame[:8], "big")
+    header = json.loads(frame[8 : 8 + length])
+    rest = memoryview(frame)[8 + length :]
+    position = 0
+
+    def read(size: int) -> bytes:
+        nonlocal position
+        position += size
+        return bytes(rest[position - size : position])
+
+    back = _arrays(header, read)
+    assert back["A"].dtype == np.uint64 and back["A"].tolist() == [0, 1, 2]
+    assert [a.dtype for a in back["List"]] == [np.float16, np.float64]
+    with pytest.raises(ValueError, match="Object arrays cannot be saved"):
+        _frame({}, {"x": np.array([object()])})
 
 
 def test_an_isolated_backend_gives_up_after_three_crashes_in_a_row() -> None:

@@ -58,22 +58,30 @@ class _Closed(Exception):
     """The other end of the pipe is gone."""
 
 
-def _frame(header: dict[str, Any], arrays: Mapping[str, np.ndarray]) -> bytes:
-    blobs = []
-    for name, array in arrays.items():
-        buffer = io.BytesIO()
-        np.save(buffer, np.asarray(array), allow_pickle=False)
-        blobs.append((name, buffer.getvalue()))
-    text = json.dumps({**header, "arrays": [[name, len(blob)] for name, blob in blobs]}).encode()
-    return b"".join([_LENGTH.pack(len(text)), text, *(blob for _, blob in blobs)])
+def _frame(header: dict[str, Any], arrays: Mapping[str, Any]) -> bytes:
+    """A header and arrays; a value may be a list of arrays (a tensor-array field)."""
+    entries, blobs = [], []
+    for name, value in arrays.items():
+        listed = isinstance(value, list | tuple)
+        for index, array in enumerate(value) if listed else [(None, value)]:
+            buffer = io.BytesIO()
+            np.save(buffer, np.asarray(array), allow_pickle=False)
+            blobs.append(buffer.getvalue())
+            entries.append([name, index, len(blobs[-1])])
+    text = json.dumps({**header, "arrays": entries}).encode()
+    return b"".join([_LENGTH.pack(len(text)), text, *blobs])
 
 
-def _arrays(header: dict[str, Any], read: Any) -> dict[str, np.ndarray]:
-    arrays = {}
-    for name, size in header.get("arrays", []):
+def _arrays(header: dict[str, Any], read: Any) -> dict[str, Any]:
+    arrays: dict[str, Any] = {}
+    for name, index, size in header.get("arrays", []):
         if not isinstance(size, int) or not 0 <= size <= int(MAX_BUFFER_BYTES) + 4096:
             raise _Closed(f"an array of {quote(size)} bytes, over the limit")
-        arrays[str(name)] = np.load(io.BytesIO(read(size)), allow_pickle=False)
+        array = np.load(io.BytesIO(read(size)), allow_pickle=False)
+        if index is None:
+            arrays[str(name)] = array
+        else:
+            arrays.setdefault(str(name), []).append(array)
     return arrays
 
 
@@ -129,7 +137,7 @@ class IsolatedBackend:
             raise BackendLoadError(str(header.get("message", "the backend did not start")))
         return header
 
-    def _read(self, timeout: float) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def _read(self, timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
         deadline = time.monotonic() + timeout
 
         def read(size: int) -> bytes:
@@ -189,7 +197,7 @@ class IsolatedBackend:
         with contextlib.suppress(Exception):
             self._stop()
 
-    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
         if self._failures_in_a_row >= GIVE_UP_AFTER:
             raise BackendCrashed(
                 f"not restarted after {GIVE_UP_AFTER} cases in a row crashed or timed out"
@@ -263,7 +271,7 @@ def _said(error: BaseException) -> str:
 def _serve(receive: BinaryIO, send: BinaryIO, spec: str) -> None:
     from ..backends import load_backend
 
-    def reply(header: dict[str, Any], arrays: Mapping[str, np.ndarray] | None = None) -> None:
+    def reply(header: dict[str, Any], arrays: Mapping[str, Any] | None = None) -> None:
         send.write(_frame(header, arrays or {}))
         send.flush()
 
@@ -302,8 +310,7 @@ def _serve(receive: BinaryIO, send: BinaryIO, spec: str) -> None:
             outputs = backend.run(request["operator"], inputs)
             if not isinstance(outputs, Mapping):
                 raise TypeError(f"run() returned {type(outputs).__name__}, not outputs by name")
-            arrays = {str(k): np.asarray(v) for k, v in outputs.items()}
-            frame = _frame({"kind": "outputs"}, arrays)
+            frame = _frame({"kind": "outputs"}, {str(k): v for k, v in outputs.items()})
         except Unsupported as reason:
             frame = _frame({"kind": "unsupported", "message": _said(reason)}, {})
         except InvalidOperator as error:

@@ -44,10 +44,17 @@ def _scale(rule: dict[str, Any], operator: dict[str, Any], count: int) -> np.nda
     catalog = load_catalog()
     spec = catalog.operator(operator["type"])
     comparison = next(
-        c
-        for c in spec.semantics.comparison
-        if c.ulp_scale is not None and c.ulp_scale.source == rule["ulp_scale"]
+        (
+            c
+            for c in spec.semantics.comparison
+            if c.ulp_scale is not None and c.ulp_scale.source == rule["ulp_scale"]
+        ),
+        None,
     )
+    if comparison is None:
+        raise VectorsError(
+            f"ulp_scale {quote(rule['ulp_scale'])} is none of {spec.name}'s comparison rules"
+        )
     env = bind_desc(catalog.common, spec, operator["desc"])
     env.values["k"] = np.arange(count, dtype=np.float64)  # every element at once
     values = comparison.ulp_scale.evaluate(env)  # type: ignore[union-attr]
