@@ -77,7 +77,7 @@ def _npy(path: Path, pointer: str) -> np.ndarray:
         loaded = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as error:
         raise DispatchError(
-            pointer, f"{path.name} is not a .npy file of numbers (NumPy says: {quote(str(error))})"
+            pointer, f"{path.name} is not a .npy file of numbers (NumPy says: {cut(str(error))})"
         ) from None
     if not isinstance(loaded, np.ndarray) or loaded.dtype.kind not in "biuf":
         kind = loaded.dtype if isinstance(loaded, np.ndarray) else type(loaded).__name__

@@ -59,7 +59,7 @@ class Limit:
 MAX_FILE_BYTES = Limit(
     "DMLSPEC_MAX_FILE_BYTES", 64 << 20, "bytes read from one JSON file, doc page or .npy file"
 )
-MAX_ELEMENTS = Limit("DMLSPEC_MAX_ELEMENTS", 1 << 28, "elements of one tensor or resource")
+MAX_ELEMENTS = Limit("DMLSPEC_MAX_ELEMENTS", 1 << 28, "elements of one dispatch resource")
 MAX_BUFFER_BYTES = Limit("DMLSPEC_MAX_BUFFER_BYTES", 1 << 30, "bytes of one dispatch resource")
 MAX_DIMENSIONS = Limit(
     "DMLSPEC_MAX_DIMENSIONS", 64, "entries of a Sizes or Strides list (DirectML allows 8)"
