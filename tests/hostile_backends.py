@@ -16,19 +16,32 @@ from dmlspec.backends import NumpyBackend
 
 class Misbehaves(NumpyBackend):
     """The reference, except by the fill's value type: INT8 calls os._exit(0), INT16 kills its
-    own process, UINT8 sleeps for an hour."""
+    own process, UINT8 sleeps for an hour. With $MISBEHAVE_MARKERS (a folder), each only once:
+    a marker file remembers it across the restarts."""
 
     name = "misbehaves"
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        kind = operator["desc"].get("ValueDataType")
-        if kind == "INT8":
-            os._exit(0)
-        if kind == "INT16":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if kind == "UINT8":
+        kind = str(operator["desc"].get("ValueDataType"))
+        if kind in ("INT8", "INT16", "UINT8") and self._first(kind):
+            if kind == "INT8":
+                os._exit(0)
+            if kind == "INT16":
+                os.kill(os.getpid(), signal.SIGKILL)
             time.sleep(3600)
         return super().run(operator, inputs)
+
+    @staticmethod
+    def _first(kind: str) -> bool:
+        markers = os.environ.get("MISBEHAVE_MARKERS")
+        if markers is None:
+            return True
+        os.makedirs(markers, exist_ok=True)
+        marker = os.path.join(markers, kind)
+        if os.path.exists(marker):
+            return False
+        open(marker, "w").close()
+        return True
 
 
 class ExitsAlways(NumpyBackend):
