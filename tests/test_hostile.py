@@ -13,7 +13,6 @@ import contextlib
 import io
 import json
 import os
-import resource
 import shutil
 import stat
 import subprocess
@@ -38,8 +37,15 @@ SECONDS = 30.0  # what any single attack may take, startup included, on a busy 2
 ROOT = os.geteuid() == 0
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+# The child limits its own address space before it imports anything, then runs the CLI: the
+# same as a preexec_fn, without running Python code between fork and exec in this (JAX,
+# multithreaded) process.
+_LAUNCH = (
+    "import resource, runpy, sys; "
+    "resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1]))); "
+    "sys.argv = ['dmlspec', *sys.argv[2:]]; "
+    "runpy.run_module('dmlspec', run_name='__main__', alter_sys=True)"
+)
 
 
 @dataclass
@@ -116,13 +122,12 @@ class Arena:
 
     def _subprocess(self, args: list[str], env: dict[str, str] | None, timeout: float) -> Outcome:
         result = subprocess.run(
-            [sys.executable, "-m", "dmlspec", *args],
+            [sys.executable, "-c", _LAUNCH, str(MEMORY_LIMIT), *args],
             capture_output=True,
             text=True,
             errors="replace",
             cwd=self.work,
             env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
-            preexec_fn=_limit_memory,
             timeout=timeout,
         )
         return Outcome(result.returncode, result.stdout, result.stderr, 0.0)
