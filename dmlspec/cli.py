@@ -193,6 +193,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     import pytest
 
     from .conformance import plugin
+    from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
     from .generate import default_output_dir
     from .limits import CASE_TIMEOUT
@@ -254,7 +255,7 @@ def command_conformance(args: argparse.Namespace) -> int:
         code = int(pytest.main(options))
     finally:
         plugin.preload("", None)
-        if hasattr(backend, "close"):
+        if isinstance(backend, IsolatedBackend):
             backend.close()
     results_file = report_dir / "results.json"
     if not results_file.exists():
@@ -297,9 +298,7 @@ def command_export(args: argparse.Namespace) -> int:
     formats = ("dxdispatch", "onnx") if args.format == "all" else (args.format,)
     if "onnx" in formats:
         formats = ("dxdispatch", *formats) if "dxdispatch" not in formats else formats
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"--out {args.out} exists and is not a folder")
+    out = _writable_folder(Path(args.out), "--out")
     try:
         manifest = export(catalog, out, operators, level, args.profile, formats, args.large)
     except OSError as error:

@@ -14,7 +14,6 @@ that size, values must fit their data type, and every dispatchable is validated 
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,7 +24,7 @@ import numpy as np
 from .errors import InvalidOperator, Unsupported
 from .jsonio import JsonReadError, read_json_file
 from .limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
-from .safeio import UnsafePath, confine, read_bytes
+from .safeio import UnsafePath, confine, read_bytes, read_npy
 
 __all__ = ["DispatchError", "format_resource", "run_model"]
 
@@ -72,16 +71,14 @@ def _read_file(path: Path, pointer: str, limit: int) -> bytes:
 
 def _npy(path: Path, pointer: str) -> np.ndarray:
     """A .npy file's values, flat; never unpickled, never larger than a resource may be."""
-    data = _read_file(path, pointer, int(MAX_BUFFER_BYTES) + 4096)  # + the header
     try:
-        loaded = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as error:
-        raise DispatchError(
-            pointer, f"{path.name} is not a .npy file of numbers (NumPy says: {cut(str(error))})"
-        ) from None
-    if not isinstance(loaded, np.ndarray) or loaded.dtype.kind not in "biuf":
-        kind = loaded.dtype if isinstance(loaded, np.ndarray) else type(loaded).__name__
-        raise DispatchError(pointer, f"{path.name} must hold an array of numbers; got {kind}")
+        loaded = read_npy(path, int(MAX_BUFFER_BYTES) + 4096)  # + the header
+    except UnsafePath as error:
+        raise DispatchError(pointer, str(error)) from None
+    except OSError as error:
+        raise DispatchError(pointer, f"cannot read {path}: {error.strerror or error}") from None
+    if loaded.dtype.kind not in "biuf":
+        raise DispatchError(pointer, f"{path.name} must hold numbers; it holds {loaded.dtype}")
     return loaded.reshape(-1)
 
 

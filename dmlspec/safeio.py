@@ -13,14 +13,17 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
 import tempfile
 from pathlib import Path, PurePath
 
-from .limits import MAX_FILE_BYTES, quote
+import numpy as np
 
-__all__ = ["UnsafePath", "confine", "read_bytes", "read_text", "write_file"]
+from .limits import MAX_FILE_BYTES, cut, quote
+
+__all__ = ["UnsafePath", "confine", "read_bytes", "read_npy", "read_text", "write_file"]
 
 
 class UnsafePath(ValueError):
@@ -79,6 +82,21 @@ def read_text(path: Path, limit: int | None = None) -> str:
         raise UnsafePath(
             f"{path} is not UTF-8 text (byte {error.start} is {data[error.start]:#04x})"
         ) from None
+
+
+def read_npy(path: Path, limit: int | None = None) -> np.ndarray:
+    """The array of a .npy file (see `read_bytes`), never unpickled; UnsafePath for a file
+    that is not one (corrupt, empty, pickled objects, an .npz archive)."""
+    data = read_bytes(path, limit)
+    try:
+        loaded = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        raise UnsafePath(
+            f"{path.name} is not a .npy array NumPy reads without pickle ({cut(str(error))})"
+        ) from None
+    if not isinstance(loaded, np.ndarray):
+        raise UnsafePath(f"{path.name} is not a .npy array (an archive of arrays?)")
+    return loaded
 
 
 def confine(

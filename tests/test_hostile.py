@@ -399,8 +399,8 @@ def _sparse(path: Path) -> None:
     ("name", "plant", "said"),
     [
         ("data.npy", lambda p: np.save(p, np.array([object()]), allow_pickle=True), "pickle"),
-        ("data.npy", lambda p: p.write_bytes(b"\x93NUMPY garbage"), "not a .npy file"),
-        ("data.npy", lambda p: p.write_bytes(b""), "not a .npy file"),
+        ("data.npy", lambda p: p.write_bytes(b"\x93NUMPY garbage"), "not a .npy array"),
+        ("data.npy", lambda p: p.write_bytes(b""), "not a .npy array"),
         ("data.bin", _sparse, "over the limit"),
         ("data.bin", lambda p: p.write_bytes(b"12345"), "not a whole number of int32"),
         ("data.bin", os.mkfifo, "is a FIFO"),
@@ -504,7 +504,7 @@ def test_export_reports_unwritable_places_and_unknown_ops(arena: Arena, kind: st
         options = ["--ops", "NO_SUCH_OP" * 1000]
     said = {
         "onto-a-file": "exists and is not a folder",
-        "under-a-file": "cannot write to",
+        "under-a-file": "cannot write there",
         "read-only": "Permission denied",
         "unknown-op": "--ops: unknown operator",
     }[kind]

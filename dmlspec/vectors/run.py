@@ -9,7 +9,6 @@ folder raises `VectorsError`, one line naming the file and what is wrong.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
 from ..limits import cut, quote
-from ..safeio import UnsafePath, confine, read_bytes
+from ..safeio import UnsafePath, confine, read_npy
 
 __all__ = ["VectorResult", "VectorsError", "run_vectors"]
 
@@ -84,19 +83,13 @@ class _Folder:
             raise VectorsError(f"{relative}: {error}") from None
 
     def array(self, relative: str, what: str, case: str = "") -> np.ndarray:
-        path = self.path(relative, what, case)
-        relative = f"{case}/{relative}" if case else relative
         try:
-            loaded = np.load(io.BytesIO(read_bytes(path)), allow_pickle=False)
+            return read_npy(self.path(relative, what, case))
         except UnsafePath as error:
             raise VectorsError(str(error)) from None
-        except (ValueError, OSError, EOFError) as error:
-            raise VectorsError(
-                f"{relative}: not a .npy array NumPy reads without pickle ({cut(str(error))})"
-            ) from None
-        if not isinstance(loaded, np.ndarray):
-            raise VectorsError(f"{relative}: not a .npy array")
-        return loaded
+        except OSError as error:
+            shown = f"{case}/{relative}" if case else relative
+            raise VectorsError(f"cannot read {shown}: {error.strerror or error}") from None
 
 
 _JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer"}
