@@ -15,6 +15,7 @@ pickled; the parent bounds every length it is told before reading it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import json
@@ -25,6 +26,7 @@ import struct
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
@@ -125,9 +127,10 @@ class IsolatedBackend:
         os.close(to_parent)
         self._send = os.fdopen(to_child, "wb")
         self._receive = from_child
+        _LIVE.add(self)
         try:
             header, _ = self._read(START_TIMEOUT)
-        except (_Closed, TimeoutError) as error:
+        except (_Closed, TimeoutError, OSError, ValueError) as error:
             ended = self._stop(wait=5.0)
             raise BackendLoadError(
                 f"backend {quote(self.spec)} did not start: {ended or error}"
@@ -234,6 +237,16 @@ class IsolatedBackend:
         if kind == "invalid":
             raise InvalidOperator(message, [str(c) for c in header.get("constraint_ids", [])])
         raise _error_class(str(header.get("type", "Exception")))(message)
+
+
+_LIVE: weakref.WeakSet[IsolatedBackend] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """No backend process outlives the run (one stuck in a case ignores its closed pipe)."""
+    for backend in list(_LIVE):
+        backend.close()
 
 
 _CLASSES: dict[str, type[BackendError]] = {}
