@@ -344,12 +344,12 @@ def run_model(
         kind = command.get("type") if isinstance(command, Mapping) else None
         if kind == "dispatch":
             target = command.get("dispatchable")
-            if target not in dispatchables:
+            if not isinstance(target, str) or target not in dispatchables:
                 raise DispatchError(f"{pointer}/dispatchable", f"no dispatchable {quote(target)}")
             _dispatch(dispatchables[target], command.get("bindings"), buffers, backend, pointer)
         elif kind == "print":
             resource = command.get("resource")
-            if resource not in buffers:
+            if not isinstance(resource, str) or resource not in buffers:
                 raise DispatchError(f"{pointer}/resource", f"no resource {quote(resource)}")
             write(format_resource(str(resource), buffers[str(resource)]))
         else:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dmlspec import InvalidOperator, SpecError, load_catalog, ops
+from dmlspec import InvalidOperator, SpecError, Unsupported, load_catalog, ops
 from dmlspec.conformance.isolation import BackendCrashed, CaseTimeout, IsolatedBackend
 from dmlspec.validation import validate_operator
 
@@ -371,6 +371,16 @@ def _fill_model(sizes: Any) -> dict[str, Any]:
             id="sequence-inf",
         ),
         pytest.param(_resource_model(["x" * 10**6]), "characters)", id="string-echo"),
+        pytest.param(
+            {"commands": [{"type": "print", "resource": ["r"]}]},
+            "/commands/0/resource: no resource ['r']",
+            id="unhashable-resource",
+        ),
+        pytest.param(
+            {"commands": [{"type": "dispatch", "dispatchable": {}, "bindings": {}}]},
+            "/commands/0/dispatchable: no dispatchable {}",
+            id="unhashable-dispatchable",
+        ),
         pytest.param(_fill_model([-1]), "invalid operator", id="negative-sizes"),
         pytest.param(_fill_model(["4"]), "invalid operator", id="string-sizes"),
         pytest.param(_fill_model([2**40, 2**40]), "invalid operator", id="huge-sizes"),
@@ -837,6 +847,8 @@ def test_an_isolated_backend_gives_up_after_three_crashes_in_a_row() -> None:
 
 
 def test_ops_raise_invalid_operator_for_malformed_calls() -> None:
+    with pytest.raises(Unsupported, match=r"no kernel for 'x+'\.\.\. \(1000 characters\)"):
+        ops.run("x" * 1000, {})  # type: ignore[arg-type]
     with pytest.raises(InvalidOperator):
         ops.gather_nd(np.float32(1), np.int32(0))
     with pytest.raises(InvalidOperator, match="ValueStart must be a finite number"):
