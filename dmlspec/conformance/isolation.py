@@ -177,13 +177,13 @@ class IsolatedBackend:
             self._receive = -1
         if process is None:
             return ""
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=wait)
-        code = process.poll()
-        if code is None:
-            with contextlib.suppress(OSError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        exited = _exited(process.pid, wait)
+        # Kill the group (the child, or what it started and left behind) while the child is
+        # not yet reaped: until then its id cannot name another process group.
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        code = process.wait()
+        if not exited:
             return ""
         if code < 0:
             try:
@@ -206,7 +206,11 @@ class IsolatedBackend:
                 f"not restarted after {GIVE_UP_AFTER} cases in a row crashed or timed out"
             )
         if self._process is None:
-            self._start()
+            try:
+                self._start()
+            except BackendLoadError as error:
+                self._failures_in_a_row += 1
+                raise BackendCrashed(f"the backend could not be restarted: {error}") from None
         assert self._send is not None
         request = {"kind": "run", "operator": operator, "feature_level": self.feature_level}
         try:
@@ -237,6 +241,20 @@ class IsolatedBackend:
         if kind == "invalid":
             raise InvalidOperator(message, [str(c) for c in header.get("constraint_ids", [])])
         raise _error_class(str(header.get("type", "Exception")))(message)
+
+
+def _exited(pid: int, wait: float) -> bool:
+    """Whether the child `pid` has ended (waiting up to `wait` seconds), without reaping it."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # already reaped
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
 
 
 _LIVE: weakref.WeakSet[IsolatedBackend] = weakref.WeakSet()
