@@ -20,7 +20,17 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Backend", "JaxBackend", "NumpyBackend", "builtin_backends", "load_backend"]
+from .limits import cut, quote
+
+__all__ = [
+    "Backend",
+    "BackendLoadError",
+    "JaxBackend",
+    "NumpyBackend",
+    "builtin_backends",
+    "check_backend",
+    "load_backend",
+]
 
 ENTRY_POINT_GROUP = "dmlspec.backends"
 ENVIRONMENT_VARIABLE = "DMLSPEC_BACKEND"
@@ -85,36 +95,73 @@ def _onnxruntime() -> Any:
     return OnnxRuntimeBackend()
 
 
+class BackendLoadError(ValueError):
+    """A backend could not be loaded or does not keep the contract; the message is one line."""
+
+
 def builtin_backends() -> dict[str, Callable[[], Any]]:
     return {"jax": JaxBackend, "numpy": NumpyBackend, "onnxruntime": _onnxruntime}
 
 
 def load_backend(name: str | None = None) -> Any:
-    """The backend called `name` (default: $DMLSPEC_BACKEND, else jax)."""
+    """The backend called `name` (default: $DMLSPEC_BACKEND, else jax).
+
+    Raises BackendLoadError, with one line saying why, when it cannot be loaded, its
+    constructor fails or it lacks what the backend contract asks for."""
     chosen = name or os.environ.get(ENVIRONMENT_VARIABLE) or "jax"
+    shown = quote(chosen)
     factory: Any
-    if chosen in builtin_backends():
-        factory = builtin_backends()[chosen]()
-    elif ":" in chosen:
-        module_name, _, attribute = chosen.partition(":")
-        try:
+    try:
+        if chosen in builtin_backends():
+            factory = builtin_backends()[chosen]()
+        elif ":" in chosen:
+            module_name, _, attribute = chosen.partition(":")
             factory = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError) as error:
-            raise ValueError(f"cannot load backend {chosen!r}: {error}") from None
-    else:
-        found = [e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == chosen]
-        if not found:
-            known = sorted(
-                [*builtin_backends(), *(e.name for e in entry_points(group=ENTRY_POINT_GROUP))]
-            )
-            raise ValueError(
-                f"unknown backend {chosen!r}: use one of {', '.join(known)} or module:attr"
-            )
-        factory = found[0].load()
-    backend = factory() if isinstance(factory, type) else factory
+        else:
+            found = [e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == chosen]
+            if not found:
+                known = sorted(
+                    [*builtin_backends(), *(e.name for e in entry_points(group=ENTRY_POINT_GROUP))]
+                )
+                raise BackendLoadError(
+                    f"unknown backend {shown}: use one of {', '.join(known)} or module:attr"
+                )
+            factory = found[0].load()
+        backend = factory() if isinstance(factory, type) else factory
+    except BackendLoadError:
+        raise
+    except (Exception, SystemExit) as error:  # the user's module, whatever it raises
+        raise BackendLoadError(
+            f"cannot load backend {shown}: {type(error).__name__}: {cut(str(error))}"
+        ) from None
+    check_backend(backend, chosen)
+    return backend
+
+
+def check_backend(backend: Any, chosen: str) -> None:
+    """Raise BackendLoadError unless `backend` has what the contract asks for."""
+    shown = quote(chosen)
     missing = [a for a in ("name", "feature_level", "run") if not hasattr(backend, a)]
     if missing:
-        raise ValueError(
-            f"backend {chosen!r} lacks {', '.join(missing)} (see the backend contract)"
+        raise BackendLoadError(
+            f"backend {shown} lacks {', '.join(missing)} (see the backend contract)"
         )
-    return backend
+    if not isinstance(backend.name, str) or not backend.name:
+        raise BackendLoadError(
+            f"backend {shown}: name must be a non-empty string; got {quote(backend.name)}"
+        )
+    if not callable(backend.run):
+        raise BackendLoadError(f"backend {shown}: run must be callable")
+    from dmlspec_generated.validators.common import FEATURE_LEVELS
+
+    level = backend.feature_level
+    if not isinstance(level, str) or level.removeprefix("DML_FEATURE_LEVEL_") not in FEATURE_LEVELS:
+        raise BackendLoadError(
+            f"backend {shown}: feature_level must be one of {', '.join(FEATURE_LEVELS)}; "
+            f"got {quote(level)}"
+        )
+    validates = getattr(backend, "validates", False)
+    if not isinstance(validates, bool):
+        raise BackendLoadError(
+            f"backend {shown}: validates must be true or false; got {quote(validates)}"
+        )

@@ -1,7 +1,8 @@
 """The `dmlspec` command line.
 
-Exit codes: 0 success, 1 a check found differences or violations, 2 unreadable or malformed
-input (specs, docs, files). Errors are one-line messages, never tracebacks
+Exit codes: 0 success, 1 a check found differences or violations (or a backend failed),
+2 unreadable, malformed or refused input (specs, docs, files, backends, limits), 3 an internal
+error (a bug in dmlspec). Errors are one-line messages, never tracebacks
 (set DMLSPEC_DEBUG=1 to see one for an internal error).
 """
 
@@ -15,9 +16,12 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from .backends import BackendLoadError
 from .errors import SpecError
+from .limits import LimitError, cut, quote
 from .loading import load_catalog
 from .model import Catalog
+from .safeio import UnsafePath
 
 __all__ = ["main"]
 
@@ -163,7 +167,7 @@ def command_validate(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         for name, result in results.items():
-            label = f"{args.file}" + (f" [{name}]" if name else "")
+            label = f"{args.file}" + (f" [{cut(name, 80)}]" if name else "")
             verdict = "valid" if result.valid else "INVALID"
             print(f"{label}: {verdict} at feature level {result.feature_level}")
             for violation in result.violations:
@@ -171,7 +175,7 @@ def command_validate(args: argparse.Namespace) -> int:
             for warning in result.warnings:
                 print(f"  {warning}")
         for name, reason in skipped.items():
-            print(f"{args.file} [{name}]: not checked ({reason})")
+            print(f"{args.file} [{cut(name, 80)}]: not checked ({reason})")
     return EXIT_OK if all(r.valid for r in results.values()) else EXIT_FAILED
 
 
@@ -183,40 +187,91 @@ def command_lint(args: argparse.Namespace) -> int:
     return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FAILED
 
 
+def _writable_folder(path: Path, option: str) -> Path:
+    """Create `path` if needed and make sure files can be written there (BadInput if not)."""
+    import tempfile
+
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"{option} {path} exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise BadInput(f"{option} {path}: cannot write there ({error.strerror or error})") from None
+    return path
+
+
 def command_conformance(args: argparse.Namespace) -> int:
     import tempfile
 
     import pytest
 
+    from .conformance import plugin
+    from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
     from .generate import default_output_dir
+    from .limits import CASE_TIMEOUT
 
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
-    if args.ops:
-        _require_kernels(_catalog(args), args.ops, "conformance suite")
-    report_dir = Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-"))
-    report_dir.mkdir(parents=True, exist_ok=True)
+    report_dir = _writable_folder(
+        Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-")), "--report"
+    )
+    catalog = _catalog(args)
+    operators = _operators(catalog, args.ops, "conformance suite") if args.ops else []
+    timeout = args.case_timeout if args.case_timeout is not None else CASE_TIMEOUT.value()
+    if not 0 < timeout < float("inf"):
+        raise BadInput(f"--case-timeout must be a positive number of seconds; got {timeout}")
+    # Load and check the backend here, so that what is wrong with it is one line, not pytest's
+    # INTERNALERROR; the session then uses this very backend.
+    backend = plugin.open_backend(args.backend, timeout, args.in_process)
+    plugin.expected_failures(backend)
+    if args.feature_level:
+        requested = args.feature_level.removeprefix("DML_FEATURE_LEVEL_")
+        claimed = str(backend.feature_level).removeprefix("DML_FEATURE_LEVEL_")
+        known = [level.name for level in catalog.common.feature_levels]
+        if requested not in known:
+            raise BadInput(
+                f"--feature-level: unknown level {quote(requested)}; known: {', '.join(known)}"
+            )
+        if known.index(requested) > known.index(claimed):
+            raise BadInput(
+                f"--feature-level {requested} is above what {backend.name} claims ({claimed})"
+            )
+    plugin.preload(args.backend, backend)
+    # Everything the run writes goes to the report folder, nothing to the current one.
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(report_dir / ".hypothesis"))
     options = [
         str(suites),
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:benchmark",
         "--rootdir",
         str(suites),
         f"--dml-backend={args.backend}",
         f"--hypothesis-profile={args.profile}",
         f"--dml-report={report_dir}",
         f"--junitxml={report_dir / 'junit.xml'}",
+        f"--dml-case-timeout={timeout}",
         "-q",
     ]
+    if args.in_process:
+        options.append("--dml-in-process")
     if args.feature_level:
         options.append(f"--dml-feature-level={args.feature_level}")
-    if args.ops:
-        options.append(f"--dml-ops={','.join(args.ops)}")
+    if operators:
+        options.append(f"--dml-ops={','.join(operators)}")
     if args.workers:
         options += ["-n", args.workers]
-    code = int(pytest.main(options))
+    try:
+        code = int(pytest.main(options))
+    finally:
+        plugin.preload("", None)
+        if isinstance(backend, IsolatedBackend):
+            backend.close()
     results_file = report_dir / "results.json"
     if not results_file.exists():
         print(f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr)
@@ -229,36 +284,35 @@ def command_conformance(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
 
 
-def _require_kernels(catalog: Catalog, names: Sequence[str], what: str) -> list[str]:
-    """The spec names of `names`; BadInput for an unknown one or one dmlspec cannot run yet."""
-    found = []
+def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list[str]:
+    """The operators `--ops` names (every one with a kernel when none); BadInput for an
+    unknown one or one dmlspec cannot run yet."""
+    if not names:
+        return [spec.name for spec in catalog.with_kernels]
     runnable = ", ".join(s.name for s in catalog.with_kernels)
+    chosen = []
     for name in names:
         try:
             spec = catalog.operator(name)
         except KeyError:
             raise BadInput(
-                f"unknown operator {name!r} (`dmlspec list` shows the {len(catalog.operators)} "
-                "operators dmlspec knows)"
+                f"--ops: unknown operator {quote(name)} (`dmlspec list` shows the "
+                f"{len(catalog.operators)} operators dmlspec knows)"
             ) from None
         if spec.kernel is None:
             raise BadInput(
                 f"{spec.name} has a spec and a validator but no {what} yet "
                 f"(operators with kernels and suites: {runnable})"
             )
-        found.append(spec.name)
-    return found
+        chosen.append(spec.name)
+    return chosen
 
 
 def command_export(args: argparse.Namespace) -> int:
     from .vectors.export import export
 
     catalog = _catalog(args)
-    operators = (
-        _require_kernels(catalog, args.ops, "kernel to export cases from")
-        if args.ops
-        else [s.name for s in catalog.with_kernels]
-    )
+    operators = _operators(catalog, args.ops, "kernel to export cases from")
     level = (args.feature_level or catalog.common.highest_feature_level.name).removeprefix(
         "DML_FEATURE_LEVEL_"
     )
@@ -269,7 +323,11 @@ def command_export(args: argparse.Namespace) -> int:
     formats = ("dxdispatch", "onnx") if args.format == "all" else (args.format,)
     if "onnx" in formats:
         formats = ("dxdispatch", *formats) if "dxdispatch" not in formats else formats
-    manifest = export(catalog, Path(args.out), operators, level, args.profile, formats, args.large)
+    out = _writable_folder(Path(args.out), "--out")
+    try:
+        manifest = export(catalog, out, operators, level, args.profile, formats, args.large)
+    except OSError as error:
+        raise BadInput(f"cannot write to {args.out}: {error.strerror or error}") from None
     print(f"exported {len(manifest['cases'])} cases to {args.out} ({', '.join(formats)})")
     for left in manifest["left_out"]:
         print(f"left out {left['id']}: {left['reason']}")
@@ -278,7 +336,7 @@ def command_export(args: argparse.Namespace) -> int:
 
 def command_run_vectors(args: argparse.Namespace) -> int:
     from .backends import load_backend
-    from .vectors.run import VectorResult, run_vectors
+    from .vectors.run import VectorResult, VectorsError, run_vectors
 
     folder = Path(args.folder)
     if not (folder / "manifest.json").is_file():
@@ -289,7 +347,10 @@ def command_run_vectors(args: argparse.Namespace) -> int:
         if result.outcome != "passed":
             print(f"{result.outcome.upper()} {result.id}: {result.message}")
 
-    results = run_vectors(folder, backend, show)
+    try:
+        results = run_vectors(folder, backend, show, args.allow_any_path)
+    except VectorsError as error:
+        raise BadInput(f"{folder}: {error}") from None
     counts = {o: sum(r.outcome == o for r in results) for o in ("passed", "failed", "skipped")}
     print(f"{backend.name}: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
     return EXIT_FAILED if counts["failed"] else EXIT_OK
@@ -373,6 +434,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     conformance.add_argument("--report", help="folder for results.json, junit.xml and report.md")
     conformance.add_argument("--workers", help="N or auto: run on N processes with pytest-xdist")
+    conformance.add_argument(
+        "--case-timeout",
+        type=float,
+        help="seconds the backend may take for one case (default: $DMLSPEC_CASE_TIMEOUT or 60)",
+    )
+    conformance.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the backend in the test process: no time limit, no crash protection",
+    )
     conformance.set_defaults(run=command_conformance)
     export = commands.add_parser("export", help="write the generated cases as portable vectors")
     export.add_argument("--out", required=True, help="output folder")
@@ -385,6 +456,11 @@ def build_parser() -> argparse.ArgumentParser:
     vectors = commands.add_parser("run-vectors", help="run exported vectors against a backend")
     vectors.add_argument("folder", help="a folder written by dmlspec export")
     vectors.add_argument("--backend", default="jax")
+    vectors.add_argument(
+        "--allow-any-path",
+        action="store_true",
+        help="let the manifest name files outside the folder (through .., absolute paths, links)",
+    )
     vectors.set_defaults(run=command_run_vectors)
     dispatch = commands.add_parser("dispatch", help="execute a DxDispatch model")
     dispatch.add_argument("model", help="DxDispatch model JSON")
@@ -405,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as error:
         print(f"dmlspec: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except BadInput as error:
+    except (BadInput, BackendLoadError, LimitError, UnsafePath) as error:
         print(f"dmlspec: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -6,19 +6,25 @@ Resources are buffers initialised from an array, {valueCount, value}, {valueCoun
 valueDelta}, or a .npy/.bin/.dat file (sourcePath, relative to the model's folder, which it may
 not leave unless allowed). A dispatch binds resources to tensor fields; the inputs are read as
 the tensor's data type and Sizes from the buffer's start, the outputs written there.
+
+Nothing is allocated before it is checked: a resource holds at most `DMLSPEC_MAX_ELEMENTS`
+elements and `DMLSPEC_MAX_BUFFER_BYTES` bytes, files are read only when regular and within
+that size, values must fit their data type, and every dispatchable is validated first.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .errors import InvalidOperator, Unsupported
 from .jsonio import JsonReadError, read_json_file
+from .limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
+from .safeio import UnsafePath, confine, read_bytes, read_npy
 
 __all__ = ["DispatchError", "format_resource", "run_model"]
 
@@ -37,31 +43,69 @@ def _numpy_type(name: Any, pointer: str) -> np.dtype[Any]:
     info = DATA_TYPES.get(short)
     if info is None or info.numpy is None:
         known = ", ".join(k for k, v in DATA_TYPES.items() if v.numpy)
-        raise DispatchError(pointer, f"initialValuesDataType must be one of {known}; got {name!r}")
+        raise DispatchError(
+            pointer, f"initialValuesDataType must be one of {known}; got {quote(name)}"
+        )
     numpy_name: str = info.numpy
     return np.dtype(numpy_name)
 
 
 def _source(folder: Path, path: Any, pointer: str, allow_any_path: bool) -> Path:
-    if not isinstance(path, str) or not path:
-        raise DispatchError(pointer, "sourcePath must be a file name")
-    relative = PurePosixPath(path)
-    if not allow_any_path and (
-        relative.is_absolute() or ".." in relative.parts or Path(path).is_absolute()
-    ):
-        raise DispatchError(
-            pointer,
-            f"sourcePath {path!r} leaves the model's folder (use --allow-any-path to allow it)",
-        )
-    target = (folder / path).resolve()
-    if not allow_any_path and folder.resolve() not in target.parents:
-        raise DispatchError(
-            pointer,
-            f"sourcePath {path!r} leaves the model's folder (use --allow-any-path to allow it)",
-        )
-    if not target.is_file():
-        raise DispatchError(pointer, f"no file {path!r} beside the model")
+    try:
+        target = confine(folder, path, "sourcePath", "the model's folder", allow_any_path)
+    except UnsafePath as error:
+        raise DispatchError(pointer, str(error)) from None
+    if not target.exists():  # what exists but is no regular file, reading refuses
+        raise DispatchError(pointer, f"no file {quote(path)} beside the model")
     return target
+
+
+def _read_file(path: Path, pointer: str, limit: int) -> bytes:
+    try:
+        return read_bytes(path, limit)
+    except UnsafePath as error:
+        raise DispatchError(pointer, str(error)) from None
+    except OSError as error:
+        raise DispatchError(pointer, f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _npy(path: Path, pointer: str) -> np.ndarray:
+    """A .npy file's values, flat; never unpickled, never larger than a resource may be."""
+    try:
+        loaded = read_npy(path, int(MAX_BUFFER_BYTES) + 4096)  # + the header
+    except UnsafePath as error:
+        raise DispatchError(pointer, str(error)) from None
+    except OSError as error:
+        raise DispatchError(pointer, f"cannot read {path}: {error.strerror or error}") from None
+    if loaded.dtype.kind not in "biuf":
+        raise DispatchError(pointer, f"{path.name} must hold numbers; it holds {loaded.dtype}")
+    return loaded.reshape(-1)
+
+
+def _raw(path: Path, dtype: np.dtype[Any], pointer: str) -> np.ndarray:
+    data = _read_file(path, pointer, int(MAX_BUFFER_BYTES))
+    if len(data) % dtype.itemsize:
+        raise DispatchError(
+            pointer,
+            f"{path.name} holds {len(data)} bytes, not a whole number of {dtype} values "
+            f"({dtype.itemsize} bytes each)",
+        )
+    return np.frombuffer(bytearray(data), dtype=dtype)
+
+
+def _count(value: Any, dtype: np.dtype[Any], pointer: str) -> int:
+    """A valueCount, checked against the limits before anything is allocated."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DispatchError(pointer, f"valueCount must be a positive integer; got {quote(value)}")
+    elements, size = int(MAX_ELEMENTS), int(MAX_BUFFER_BYTES)
+    if value > elements or value * dtype.itemsize > size:
+        raise DispatchError(
+            pointer,
+            f"valueCount {quote(value)} of {dtype} is over the limit of {elements} elements "
+            f"and {size} bytes per resource (set {MAX_ELEMENTS.variable} and "
+            f"{MAX_BUFFER_BYTES.variable} to raise it)",
+        )
+    return value
 
 
 def _buffer(name: str, resource: Any, folder: Path, allow_any_path: bool) -> np.ndarray:
@@ -80,34 +124,33 @@ def _buffer(name: str, resource: Any, folder: Path, allow_any_path: bool) -> np.
     if isinstance(values, Mapping) and "sourcePath" in values:
         path = _source(folder, values["sourcePath"], f"{where}/sourcePath", allow_any_path)
         if path.suffix == ".npy":
-            loaded: np.ndarray = np.load(path, allow_pickle=False)
-            return loaded.reshape(-1)
+            return _npy(path, f"{where}/sourcePath")
         if dtype is None:
             raise DispatchError(
                 f"{pointer}/initialValuesDataType", "a raw binary file needs initialValuesDataType"
             )
-        return np.fromfile(path, dtype=dtype)
+        return _raw(path, dtype, f"{where}/sourcePath")
     if dtype is None:
         raise DispatchError(f"{pointer}/initialValuesDataType", "required")
     if isinstance(values, list):
         if not values:
             raise DispatchError(where, "initialValues must not be empty")
+        _count(len(values), dtype, where)
         converted = [_number(v, dtype, f"{where}/{i}") for i, v in enumerate(values)]
-        return np.array(converted, dtype=np.float64 if dtype.kind == "f" else object).astype(dtype)
-    if (
-        isinstance(values, Mapping)
-        and isinstance(values.get("valueCount"), int)
-        and values["valueCount"] > 0
-    ):
-        count = values["valueCount"]
+        with np.errstate(over="ignore"):  # a float beyond the type's range is its infinity
+            return np.array(converted, dtype=np.float64 if dtype.kind == "f" else object).astype(
+                dtype
+            )
+    if isinstance(values, Mapping) and "valueCount" in values:
+        count = _count(values["valueCount"], dtype, f"{where}/valueCount")
         if "value" in values:
-            return np.full(count, _number(values["value"], dtype, f"{where}/value"), dtype=dtype)
+            value = _number(values["value"], dtype, f"{where}/value")
+            with np.errstate(over="ignore"):
+                return np.full(count, value, dtype=dtype)
         if "valueStart" in values and "valueDelta" in values:
             start = _number(values["valueStart"], dtype, f"{where}/valueStart")
-            delta = _number(values["valueDelta"], dtype, f"{where}/valueDelta")
-            kind = np.float64 if dtype.kind == "f" else np.int64
-            sequence: np.ndarray = (start + np.arange(count, dtype=kind) * delta).astype(dtype)
-            return sequence
+            delta = _number(values["valueDelta"], dtype, f"{where}/valueDelta", step=True)
+            return _sequence(start, delta, count, dtype)
     raise DispatchError(
         where,
         "expected an array, {valueCount, value}, {valueCount, valueStart, valueDelta} "
@@ -115,21 +158,53 @@ def _buffer(name: str, resource: Any, folder: Path, allow_any_path: bool) -> np.
     )
 
 
-def _number(value: Any, dtype: np.dtype[Any], pointer: str) -> Any:
+def _sequence(start: Any, delta: Any, count: int, dtype: np.dtype[Any]) -> np.ndarray:
+    if dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            floats: np.ndarray = (start + np.arange(count, dtype=np.float64) * delta).astype(dtype)
+        return floats
+    # Integers wrap as the type does: modulo 2^64 here, then to the type's width.
+    wrapped = np.arange(count, dtype=np.uint64) * np.uint64(delta % 2**64) + np.uint64(
+        start % 2**64
+    )
+    return wrapped.astype(dtype)
+
+
+def _number(value: Any, dtype: np.dtype[Any], pointer: str, step: bool = False) -> Any:
+    """A JSON number that `dtype` can hold (a step of an integer sequence may be negative)."""
     if isinstance(value, str) and dtype.kind == "f" and value in ("nan", "inf", "-inf"):
         return float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DispatchError(pointer, f"expected a number; got {value!r}")
+        raise DispatchError(pointer, f"expected a number; got {quote(value)}")
+    if dtype.kind == "f":
+        return (
+            value
+            if isinstance(value, float) or abs(value) < 2**1000
+            else math.copysign(math.inf, value)
+        )
+    if isinstance(value, float):
+        if not value.is_integer():  # NaN and infinities included
+            raise DispatchError(pointer, f"{dtype} values are integers; got {value!r}")
+        value = int(value)
+    info = np.iinfo(dtype)
+    low, high = (-(2**63), 2**64 - 1) if step else (int(info.min), int(info.max))
+    if not low <= value <= high:
+        raise DispatchError(
+            pointer, f"{quote(value)} is outside the range of {dtype}, [{low}, {high}]"
+        )
     return value
 
 
 def format_resource(name: str, buffer: np.ndarray) -> str:
     """One line as DxDispatch prints a buffer: flat, comma-separated."""
-    if buffer.dtype.kind == "f":
-        shown = [f"{float(v):.6g}" for v in buffer.astype(np.float64)]
-    else:
-        shown = [str(int(v)) for v in buffer]
-    return f"Resource '{name}': {', '.join(shown)}"
+    chunks = []
+    for start in range(0, max(buffer.size, 1), 1 << 16):  # a chunk's strings at a time
+        part = buffer[start : start + (1 << 16)]
+        if buffer.dtype.kind == "f":
+            chunks.append(", ".join(f"{float(v):.6g}" for v in part.astype(np.float64)))
+        else:
+            chunks.append(", ".join(str(int(v)) for v in part))
+    return f"Resource '{name}': {', '.join(chunks)}"
 
 
 def _bound(binding: Any, pointer: str) -> str:
@@ -138,6 +213,25 @@ def _bound(binding: Any, pointer: str) -> str:
     if isinstance(binding, Mapping) and isinstance(binding.get("name"), str):
         return str(binding["name"])
     raise DispatchError(pointer, 'a binding names a resource (a string or {"name": ...})')
+
+
+def _check_operator(name: str, dispatchable: Any) -> None:
+    """A dispatchable must be valid (at the highest level) before sizes are read from it."""
+    from .validation import validate_operator
+
+    result = validate_operator(dispatchable)
+    if not result.valid:
+        first = result.violations[0]
+        more = len(result.violations) - 1
+        raise DispatchError(
+            f"/dispatchables/{name}{first.path}",
+            f"invalid operator: {first.constraint}: {first.message}"
+            + (
+                f" (and {more} more problem{'s' if more > 1 else ''}: dmlspec validate shows all)"
+                if more
+                else ""
+            ),
+        )
 
 
 def _dispatch(
@@ -163,7 +257,7 @@ def _dispatch(
         if resource not in buffers:
             raise DispatchError(
                 f"{pointer}/bindings/{field}",
-                f"no resource {resource!r} (resources: {', '.join(buffers)})",
+                f"no resource {quote(resource)} (resources: {quote(', '.join(buffers))})",
             )
         tensor = desc.get(field)
         if not isinstance(tensor, Mapping):
@@ -187,10 +281,27 @@ def _dispatch(
     try:
         results = backend.run(operator, inputs)
     except (Unsupported, InvalidOperator) as error:
-        raise DispatchError(pointer, f"{type(error).__name__}: {error}") from None
+        raise DispatchError(pointer, f"{type(error).__name__}: {cut(str(error))}") from None
+    except Exception as error:  # the backend's own failure, told as one line
+        raise DispatchError(
+            pointer,
+            f"backend {quote(getattr(backend, 'name', '?'))} raised {type(error).__name__}: "
+            f"{cut(str(error))}",
+        ) from None
     for field, resource in outputs.items():
-        data = np.ascontiguousarray(results[field]).reshape(-1).view(np.uint8)
+        returned = results.get(field) if isinstance(results, Mapping) else None
+        if not isinstance(returned, np.ndarray) or returned.dtype.kind not in "biuf":
+            raise DispatchError(
+                pointer, f"the backend returned no array of numbers for {field}: {quote(returned)}"
+            )
+        data = np.ascontiguousarray(returned).reshape(-1).view(np.uint8)
         target = buffers[resource].view(np.uint8)
+        if data.size > target.size:
+            raise DispatchError(
+                pointer,
+                f"the backend returned {data.size} bytes for {field}; resource "
+                f"{quote(resource)} holds {target.size}",
+            )
         target[: data.size] = data
 
 
@@ -221,8 +332,10 @@ def run_model(
         if validator_for(dispatchable) is None:
             known = ", ".join(known_operator_types())
             raise DispatchError(
-                f"/dispatchables/{name}/type", f"dmlspec cannot run {kind!r} yet (it runs {known})"
+                f"/dispatchables/{name}/type",
+                f"dmlspec cannot run {quote(kind)} yet (it runs {known})",
             )
+        _check_operator(name, dispatchable)
     commands = model.get("commands", [])
     if not isinstance(commands, list):
         raise DispatchError("/commands", "must be an array")
@@ -231,15 +344,15 @@ def run_model(
         kind = command.get("type") if isinstance(command, Mapping) else None
         if kind == "dispatch":
             target = command.get("dispatchable")
-            if target not in dispatchables:
-                raise DispatchError(f"{pointer}/dispatchable", f"no dispatchable {target!r}")
+            if not isinstance(target, str) or target not in dispatchables:
+                raise DispatchError(f"{pointer}/dispatchable", f"no dispatchable {quote(target)}")
             _dispatch(dispatchables[target], command.get("bindings"), buffers, backend, pointer)
         elif kind == "print":
             resource = command.get("resource")
-            if resource not in buffers:
-                raise DispatchError(f"{pointer}/resource", f"no resource {resource!r}")
+            if not isinstance(resource, str) or resource not in buffers:
+                raise DispatchError(f"{pointer}/resource", f"no resource {quote(resource)}")
             write(format_resource(str(resource), buffers[str(resource)]))
         else:
             raise DispatchError(
-                f"{pointer}/type", f"dmlspec runs dispatch and print commands; got {kind!r}"
+                f"{pointer}/type", f"dmlspec runs dispatch and print commands; got {quote(kind)}"
             )

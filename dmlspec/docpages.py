@@ -32,6 +32,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .safeio import UnsafePath, read_bytes
+
 __all__ = [
     "DocPage",
     "DocPageError",
@@ -122,15 +124,49 @@ class ParsedExample:
 
 # -- English text -----------------------------------------------------------------------------
 
-_TRANSLATED_PAIR = re.compile(
-    r'<span data-ttu-id="(?P<id>[^"]*)">.*?</span>'
-    r'<span class="sxs-lookup"><span data-stu-id="(?P=id)">(?P<english>.*?)</span></span>'
-)
+_TRANSLATED_OPENER = re.compile(r'<span data-ttu-id="(?P<id>[^"]*)">')
+_CLOSE, _CLOSE_LOOKUP = "</span>", "</span></span>"
 
 
 def english_text(raw: str) -> str:
-    """`raw` with each translated span pair replaced by the English it carries."""
-    return _TRANSLATED_PAIR.sub(lambda match: match["english"], raw)
+    """`raw` with each translated span pair replaced by the English it carries:
+    `<span data-ttu-id="ID">FOREIGN</span><span class="sxs-lookup"><span data-stu-id="ID">`
+    `ENGLISH</span></span>`, on one line, FOREIGN holding no `</span>`.
+
+    One pass, linear in the text: a line of unmatched spans must not make each opener search
+    the rest of the line again (a regex with `.*?` does, quadratically)."""
+    if "sxs-lookup" not in raw:
+        return raw
+    pieces: list[str] = []
+    copied = 0  # raw[:copied] is in pieces
+    # The first close / newline / lookup close at or after some position, found once and
+    # reused while the position has not passed it: every search moves forward only.
+    found = {_CLOSE: -1, "\n": -1, _CLOSE_LOOKUP: -1}
+
+    def next_at(token: str, position: int) -> int:
+        if found[token] < position:
+            index = raw.find(token, position)
+            found[token] = len(raw) + 1 if index < 0 else index
+        return found[token]
+
+    for opener in _TRANSLATED_OPENER.finditer(raw):
+        if opener.start() < copied:
+            continue
+        line_end = next_at("\n", opener.end())
+        close = next_at(_CLOSE, opener.end())
+        if close > line_end:
+            continue
+        lookup = f'<span class="sxs-lookup"><span data-stu-id="{opener["id"]}">'
+        english = close + len(_CLOSE) + len(lookup)
+        if not raw.startswith(lookup, close + len(_CLOSE)):
+            continue
+        end = next_at(_CLOSE_LOOKUP, english)
+        if end > line_end:
+            continue
+        pieces += [raw[copied : opener.start()], raw[english:end]]
+        copied = end + len(_CLOSE_LOOKUP)
+    pieces.append(raw[copied:])
+    return "".join(pieces)
 
 
 # -- Blocks and sections ----------------------------------------------------------------------
@@ -235,7 +271,9 @@ def _blocks_in(sections: list[_Section], *keys: str) -> Iterator[_Block]:
 
 def _read_lines(path: str | os.PathLike[str], where: str) -> list[str]:
     try:
-        data = Path(path).read_bytes()
+        data = read_bytes(Path(path))
+    except UnsafePath as error:
+        raise DocPageError(where, 1, str(error)) from None
     except OSError as error:
         raise DocPageError(where, 1, f"expected a readable file, found {error}") from error
     try:

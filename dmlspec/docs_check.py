@@ -23,6 +23,7 @@ from . import model as m
 from .docpages import DocPage, DocPageError, english_text, parse_example_code, parse_page
 from .drafting.operator import function_groups as _function_groups
 from .drafting.sentences import normative_sentences
+from .safeio import UnsafePath, read_text
 
 __all__ = ["DocsReport", "Finding", "check_docs", "default_docs_dir", "plain"]
 
@@ -156,8 +157,8 @@ def check_docs(catalog: m.Catalog, docs_dir: Path) -> DocsReport:
             path = docs_dir / page.path
             try:
                 parsed = parse_page(path)
-                raw_text = path.read_text(encoding="utf-8")
-            except (OSError, DocPageError) as error:
+                raw_text = read_text(path)
+            except (OSError, DocPageError, UnsafePath) as error:
                 report.compare(spec.name, page.id, "page readable", "readable", f"{error}")
                 continue
             _OperatorPageCheck(spec, page, parsed, english_text(raw_text), report).run()
@@ -397,7 +398,7 @@ class _OperatorPageCheck:
                 self.compare(f"example {example.id} {name}", found.get(name, "absent"), spec_value)
 
     def _raw_english(self) -> str:
-        return english_text(Path(self.parsed.path).read_text(encoding="utf-8"))
+        return english_text(read_text(Path(self.parsed.path)))
 
     def tensor_constraints(self) -> None:
         quoted = [plain(sentence) for c in self.spec.constraints for sentence in c.doc]
@@ -491,8 +492,8 @@ def _check_common(common: m.CommonSpec, docs_dir: Path, report: DocsReport) -> N
     for page in common.doc_pages:
         report.pages.append(("common", page.id, page.path))
         try:
-            texts[page.id] = (docs_dir / page.path).read_text(encoding="utf-8")
-        except OSError as error:
+            texts[page.id] = read_text(docs_dir / page.path)
+        except (OSError, UnsafePath) as error:
             report.compare("common", page.id, "page readable", "readable", str(error))
 
     def compare(page: str, what: str, expected: object, actual: object) -> None:

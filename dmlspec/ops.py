@@ -28,6 +28,7 @@ from dmlspec_generated.kernels.scatter_elements import scatter_elements
 from dmlspec_generated.kernels.scatter_nd import scatter_nd
 
 from .errors import Unsupported
+from .limits import quote
 from .validation.shape import operator_type_of
 
 __all__ = [
@@ -50,6 +51,7 @@ def run(
     module = KERNELS.get(operator_type_of(operator) or "")
     if module is None:
         known = ", ".join(sorted(KERNELS))
-        raise Unsupported(f"no kernel for {operator.get('type')!r} (kernels: {known})")
+        declared = operator.get("type") if isinstance(operator, Mapping) else operator
+        raise Unsupported(f"no kernel for {quote(declared)} (kernels: {known})")
     outputs: dict[str, np.ndarray] = module.run(operator, inputs, feature_level)
     return outputs

@@ -3,7 +3,12 @@
 Options: --dml-backend NAME|module:attr (default $DMLSPEC_BACKEND, else jax),
 --dml-feature-level FL (may lower, never raise, what the backend claims), --dml-ops OP,...
 (run only these operators), --dml-report DIR (results.json with every test's outcome and the
-support-cell coverage). Hypothesis profiles: ci, dev, thorough (--hypothesis-profile).
+support-cell coverage), --dml-case-timeout SECONDS (default $DMLSPEC_CASE_TIMEOUT, else 60),
+--dml-in-process (run the backend in the test process: no time limit, no crash protection).
+Hypothesis profiles: ci, dev, thorough (--hypothesis-profile).
+
+The backend runs in a child process (see isolation.py): a case that crashes it, ends it or
+runs past the time limit fails, naming why; the run goes on.
 
 A backend may list expected failures as `expected_failures`: a path to a JSON file, or a list,
 of {"pattern": <test id pattern, * and ? as wildcards>, "reason": ...}. Matching tests are
@@ -46,6 +51,66 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dml-feature-level", help="test at this level (at most the backend's)")
     group.addoption("--dml-ops", help="comma-separated operators to run (default: all)")
     group.addoption("--dml-report", help="folder for results.json")
+    group.addoption("--dml-case-timeout", type=float, help="seconds a backend may take per case")
+    group.addoption(
+        "--dml-in-process",
+        action="store_true",
+        help="run the backend in this process (no per-case time limit, no crash protection)",
+    )
+
+
+_PRELOADED: dict[str, Any] = {}  # the backend the CLI opened and checked, by its name
+
+
+def open_backend(name: str | None, case_timeout: float | None, in_process: bool) -> Any:
+    """The backend under test, in its own process unless `in_process`.
+
+    Raises BackendLoadError (one line) when it cannot be loaded or breaks the contract."""
+    from ..backends import ENVIRONMENT_VARIABLE, load_backend
+    from .isolation import IsolatedBackend
+
+    chosen = name or os.environ.get(ENVIRONMENT_VARIABLE) or "jax"
+    if chosen in _PRELOADED:
+        return _PRELOADED[chosen]
+    return load_backend(chosen) if in_process else IsolatedBackend(chosen, case_timeout)
+
+
+def preload(name: str, backend: Any) -> None:
+    """Have sessions use `backend` for `--dml-backend name` (the CLI checks it first);
+    `preload("", None)` forgets it."""
+    _PRELOADED.clear()
+    if backend is not None:
+        _PRELOADED[name] = backend
+
+
+def expected_failures(backend: Any) -> list[dict[str, Any]]:
+    """The backend's expected failures, read and checked; BackendLoadError when malformed."""
+    from ..backends import BackendLoadError
+    from ..jsonio import JsonReadError, read_json_file
+    from ..limits import quote
+
+    listed = getattr(backend, "expected_failures", None)
+    if listed is None:
+        return []
+    where = f"backend {quote(backend.name)}: expected_failures"
+    if isinstance(listed, str | Path):
+        try:
+            data = read_json_file(Path(listed))
+        except JsonReadError as error:
+            raise BackendLoadError(f"{where} file {listed}: {error}") from None
+        listed = data.get("expected_failures") if isinstance(data, dict) else None
+        where = f"{where} file {quote(str(getattr(backend, 'expected_failures', '')))}"
+    if not isinstance(listed, list | tuple) or not all(
+        isinstance(e, dict)
+        and isinstance(e.get("pattern"), str)
+        and isinstance(e.get("reason"), str)
+        for e in listed
+    ):
+        raise BackendLoadError(
+            f'{where} must be a list of {{"pattern": ..., "reason": ...}} (or a JSON file '
+            f'holding one under "expected_failures"); got {quote(listed)}'
+        )
+    return [dict(e) for e in listed]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,9 +123,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _target(config: pytest.Config) -> Target:
     if _TARGET not in config.stash:
-        from ..backends import load_backend
+        from ..backends import BackendLoadError
 
-        backend = load_backend(config.getoption("dml_backend"))
+        try:
+            backend = open_backend(
+                config.getoption("dml_backend"),
+                config.getoption("dml_case_timeout"),
+                config.getoption("dml_in_process"),
+            )
+        except BackendLoadError as error:
+            raise pytest.UsageError(str(error)) from None
         claimed = str(backend.feature_level).removeprefix("DML_FEATURE_LEVEL_")
         level = claimed
         requested = config.getoption("dml_feature_level")
@@ -86,14 +158,14 @@ def dml(request: pytest.FixtureRequest) -> Target:
 
 
 def _expected_failures(config: pytest.Config) -> list[dict[str, Any]]:
+    from ..backends import BackendLoadError
+
     if not config.getoption("dml_backend") and not os.environ.get("DMLSPEC_BACKEND"):
         return []
-    listed = getattr(_target(config).backend, "expected_failures", None)
-    if listed is None:
-        return []
-    if isinstance(listed, str | Path):
-        return list(json.loads(Path(listed).read_text())["expected_failures"])
-    return list(listed)
+    try:
+        return expected_failures(_target(config).backend)
+    except BackendLoadError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -165,7 +237,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         outcome = "xfailed" if report.skipped else "xpassed"
     message = ""
     if report.failed:
-        message = str(report.longrepr).splitlines()[-1][:500] if report.longrepr else ""
+        crash = getattr(report.longrepr, "reprcrash", None)  # the exception's own message
+        said = str(crash.message if crash is not None else report.longrepr or "")
+        message = (said.splitlines() or [""])[0][:500]
     elif report.skipped and isinstance(report.longrepr, tuple):
         message = str(report.longrepr[2])[:300]
     case = json.loads(str(dict(report.user_properties).get("dml_case", "{}")))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..limits import quote
+
 
 class ExpressionError(ValueError):
     """A parse, type or evaluation error, pointing at a column of the expression text."""
@@ -10,7 +12,7 @@ class ExpressionError(ValueError):
         self.message = message
         self.source = source
         self.col = col
-        super().__init__(f"{message} (in {source!r} at column {col + 1})")
+        super().__init__(f"{message} (in {quote(source, 120)} at column {col + 1})")
 
 
 class Absent(LookupError):

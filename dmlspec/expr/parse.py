@@ -40,6 +40,11 @@ ALLOWED_SYNTAX = (
 )
 
 
+# Deeper trees are refused before anything recursive walks them (a 3,000-term sum is a tree
+# 3,000 deep); the specs' own expressions nest a dozen levels at most.
+MAX_DEPTH = 100
+
+
 def parse(source: str) -> nodes.Node:
     """Parse one expression; raise `ExpressionError` for anything outside the language."""
     if not source.strip():
@@ -49,9 +54,28 @@ def parse(source: str) -> nodes.Node:
     except SyntaxError as error:
         col = max((error.offset or 1) - 1, 0)
         raise ExpressionError(f"syntax error: {error.msg}", source, col) from None
+    except (RecursionError, MemoryError):  # Python's own parser gave up on the nesting
+        raise ExpressionError(_too_deep(), source, 0) from None
+    if _depth(tree.body) > MAX_DEPTH:
+        raise ExpressionError(_too_deep(), source, 0)
     converter = _Converter(source.strip())
     converter.reject_private_names(tree.body)
     return converter.convert(tree.body)
+
+
+def _too_deep() -> str:
+    return f"the expression nests deeper than {MAX_DEPTH} levels (terms, subscripts, signs)"
+
+
+def _depth(root: ast.AST) -> int:
+    """The tree's depth, walked without recursion."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth <= MAX_DEPTH:
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 class _Converter:

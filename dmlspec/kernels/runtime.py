@@ -9,6 +9,7 @@ users set no global flag and their own defaults do not change.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -122,13 +123,18 @@ def build_desc(
     }
     desc.update({name: dict(tensor) for name, tensor in outputs.items()})
     desc.update({name: value for name, value in fields.items() if value is not None})
+    # What cannot be derived from a malformed call (a 0-d array has no last size) is left
+    # out; validating the desc then says what is wrong, as InvalidOperator.
+    underivable = (LookupError, TypeError, ValueError, ArithmeticError)
     for name, default in kernel.defaults:
         if desc.get(name) is None:
-            desc[name] = default(_partial_view(kernel, desc))
+            with contextlib.suppress(*underivable):
+                desc[name] = default(_partial_view(kernel, desc))
     for target, derive in kernel.derived:
         owner, _, member = target.partition(".")
         if member not in desc.setdefault(owner, {}):
-            desc[owner][member] = derive(_partial_view(kernel, desc))
+            with contextlib.suppress(*underivable):
+                desc[owner][member] = derive(_partial_view(kernel, desc))
     return desc
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+from ..limits import quote
 from .engine import RequiresReport, normalise_level
 from .result import ValidationResult, ValidationWarning, Violation
 from .shape import operator_type_of
@@ -63,16 +64,11 @@ def validate_operator(operator: object, feature_level: str | None = None) -> Val
         problem = Violation(
             "OPERATOR.unknown",
             "/type",
-            f"{_quoted(declared)} is not a DirectML operator type dmlspec knows "
+            f"{quote(declared)} is not a DirectML operator type dmlspec knows "
             f"({len(known_operator_types())} known, with or without the DML_OPERATOR_ prefix: "
             f"`dmlspec list` shows them{_suggestion(declared)})",
         )
     return ValidationResult(None, level, (problem,), ())
-
-
-def _quoted(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _suggestion(declared: object) -> str:
@@ -95,7 +91,7 @@ def check_requires(
         from ..errors import InvalidOperator
 
         raise InvalidOperator(
-            f"dmlspec has no spec for operator type {operator_type_of(operator)!r}"
+            f"dmlspec has no spec for operator type {quote(operator_type_of(operator))}"
         )
     report: RequiresReport = module.check_requires(operator, inputs, feature_level)
     return report

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import InvalidOperator
 from ..expr import Absent
 from ..expr.functions import FUNCTIONS
+from ..limits import quote
 from .result import ValidationResult, ValidationWarning, Violation
 from .runtime import TensorView, View
 from .shape import operator_type_of, read_desc
@@ -31,12 +32,13 @@ def normalise_level(common: CommonTable, level: str | None) -> str:
     """'3_0' from '3_0' or 'DML_FEATURE_LEVEL_3_0'; the highest known level for None."""
     if level is None:
         return common.feature_levels[-1]
-    short = level.removeprefix("DML_FEATURE_LEVEL_")
+    short = level.removeprefix("DML_FEATURE_LEVEL_") if isinstance(level, str) else None
     if short not in common.feature_levels:
         raise ValueError(
-            f"unknown feature level {level!r}; known levels: {', '.join(common.feature_levels)}"
+            f"unknown feature level {quote(level)}; "
+            f"known levels: {', '.join(common.feature_levels)}"
         )
-    return short
+    return str(short)
 
 
 def validate_with(

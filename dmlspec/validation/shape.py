@@ -8,10 +8,12 @@ reports every problem.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..limits import MAX_DIMENSIONS, quote
 from .result import Violation
 from .runtime import TensorView
 from .tables import CommonTable, FieldInfo, OperatorTable
@@ -41,6 +43,8 @@ class ReadDesc:
     violations: list[Violation] = field(default_factory=list)
 
     def fail(self, check: str, path: str, message: str) -> None:
+        if len(path) > 200:  # a pointer through hostile keys: cut, as quoted values are
+            path = f"{path[:200]}..."
         self.violations.append(Violation(f"JSON.{check}", path, message))
 
 
@@ -92,7 +96,7 @@ def read_desc(table: OperatorTable, common: CommonTable, operator: object) -> Re
             read.fail(
                 "unknown_field",
                 f"/{key}",
-                f"unknown key {key!r} (allowed: {', '.join(OPERATOR_KEYS)})",
+                f"unknown key {quote(key)} (allowed: {', '.join(OPERATOR_KEYS)})",
             )
     declared = operator_type_of(operator)
     if declared is None:
@@ -105,7 +109,7 @@ def read_desc(table: OperatorTable, common: CommonTable, operator: object) -> Re
         read.fail(
             "operator_type",
             "/type",
-            f"expected {' or '.join(table.operator_types)}; got {operator['type']!r}",
+            f"expected {' or '.join(table.operator_types)}; got {quote(operator['type'])}",
         )
     desc = operator.get("desc")
     if not isinstance(desc, Mapping):
@@ -130,6 +134,7 @@ def read_desc(table: OperatorTable, common: CommonTable, operator: object) -> Re
         if value is not None:
             read.values[info.name] = value
     _check_counts(table, read)
+    _non_finite_integers(table, common, read)
     return read
 
 
@@ -148,13 +153,31 @@ def _check_counts(table: OperatorTable, read: ReadDesc) -> None:
             )
 
 
+def _non_finite_integers(table: OperatorTable, common: CommonTable, read: ReadDesc) -> None:
+    """A scalar union read as an integer type must be finite (NaN has no INT32 value)."""
+    for info in table.fields:
+        value = read.values.get(info.name)
+        if info.kind != "scalar_union" or not isinstance(value, float) or math.isfinite(value):
+            continue
+        data_type = read.values.get(info.value_type_field or "")
+        known = common.data_types.get(data_type) if isinstance(data_type, str) else None
+        if known is not None and known.kind in ("signed", "unsigned"):
+            read.fail(
+                "type",
+                f"/desc/{info.name}",
+                f"{info.name} must be a finite number when {info.value_type_field} is "
+                f"{data_type} (an integer type); got {value!r}",
+            )
+            del read.values[info.name]
+
+
 def _unknown_keys(
     read: ReadDesc, given: Mapping[str, Any], known: list[str], path: str, owner: str, kind: str
 ) -> None:
     """`{owner} has no {kind} 'X' ({kind}s: A, B)` for each key that is not known."""
     for key in given:
         if key not in known:
-            message = f"{owner} has no {kind} {key!r} ({kind}s: {', '.join(known)})"
+            message = f"{owner} has no {kind} {quote(key)} ({kind}s: {', '.join(known)})"
             read.fail("unknown_field", f"{path}/{key}", message)
 
 
@@ -233,7 +256,7 @@ def _read_field(
         low, high = _INT_RANGES[info.kind]
         if not isinstance(raw, int) or isinstance(raw, bool) or not low <= raw <= high:
             read.fail(
-                "type", path, f"{info.name} must be an integer in [{low}, {high}]; got {raw!r}"
+                "type", path, f"{info.name} must be an integer in [{low}, {high}]; got {quote(raw)}"
             )
             return None
         return raw
@@ -246,17 +269,17 @@ def _read_field(
                 "enum_value",
                 path,
                 f"{info.name} must be one of {', '.join(members)} "
-                f"(with or without {prefix}); got {raw!r}",
+                f"(with or without {prefix}); got {quote(raw)}",
             )
         return member
     if info.kind == "bool":
         if not isinstance(raw, bool):
-            read.fail("type", path, f"{info.name} must be true or false; got {raw!r}")
+            read.fail("type", path, f"{info.name} must be true or false; got {quote(raw)}")
             return None
         return raw
     # float and scalar_union: a JSON number
     if isinstance(raw, bool) or not isinstance(raw, int | float):
-        read.fail("type", path, f"{info.name} must be a number; got {_json_type(raw)} {raw!r}")
+        read.fail("type", path, f"{info.name} must be a number; got {_json_type(raw)} {quote(raw)}")
         return None
     return raw
 
@@ -360,7 +383,7 @@ def _read_tensor(
             read.fail(
                 "enum_value",
                 f"{path}/Type",
-                f"only DML_TENSOR_TYPE_BUFFER tensors exist; got {kind!r}",
+                f"only DML_TENSOR_TYPE_BUFFER tensors exist; got {quote(kind)}",
             )
             return None
         extra = [k for k in raw if k not in ("Type", "Desc")]
@@ -368,7 +391,7 @@ def _read_tensor(
             read.fail(
                 "unknown_field",
                 f"{path}/{key}",
-                f"a tensor desc in long form has only Type and Desc; got {key!r}",
+                f"a tensor desc in long form has only Type and Desc; got {quote(key)}",
             )
         raw, path = raw["Desc"], f"{path}/Desc"
     if not isinstance(raw, Mapping):
@@ -406,13 +429,24 @@ def _read_member(
     kind: str, raw: object, common: CommonTable, read: ReadDesc, path: str, label: str
 ) -> Any:
     if kind == "list":
+        # Bounded before anything is computed from it: strides and sizes of a long list are
+        # numbers with as many bits as the list has entries.
+        limit = int(MAX_DIMENSIONS)
+        if isinstance(raw, list) and len(raw) > limit:
+            read.fail(
+                "type",
+                path,
+                f"{label} may have at most {limit} entries (DirectML tensors have at most 8 "
+                f"dimensions; {MAX_DIMENSIONS.variable} sets this limit); got {len(raw)}",
+            )
+            return None
         if not isinstance(raw, list) or not all(_is_int(v) and 0 <= v <= UINT32_MAX for v in raw):
-            read.fail("type", path, f"{label} must be an array of UINTs; got {raw!r}")
+            read.fail("type", path, f"{label} must be an array of UINTs; got {quote(raw)}")
             return None
         return list(raw)
     if kind == "int":
         if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= UINT64_MAX:
-            read.fail("type", path, f"{label} must be a non-negative integer; got {raw!r}")
+            read.fail("type", path, f"{label} must be a non-negative integer; got {quote(raw)}")
             return None
         return raw
     enum_kind, _, enum = kind.partition(" ")
@@ -424,7 +458,7 @@ def _read_member(
                 "enum_value",
                 path,
                 f"{label} must be one of {', '.join(members)} "
-                f"(with or without {prefix}); got {raw!r}",
+                f"(with or without {prefix}); got {quote(raw)}",
             )
         return member
     # flags: "A|B", a single name, or a list of names
@@ -434,7 +468,9 @@ def _read_member(
     ]
     if names is None or None in flags:
         read.fail(
-            "enum_value", path, f"{label} must name flags of {', '.join(members)}; got {raw!r}"
+            "enum_value",
+            path,
+            f"{label} must name flags of {', '.join(members)}; got {quote(raw)}",
         )
         return None
     return frozenset(f for f in flags if f is not None)

@@ -7,7 +7,8 @@ are undefined, their mask (undefined_<Output>.npy); and, where ONNX can express 
 ONNX node-test layout (onnx/model.onnx, onnx/test_data_set_0/{input,output}_N.pb).
 manifest.json lists every case: id, operator, feature level, data types, files, comparison
 rule, and which cells are undefined (for colliding writes, the allowed values as bit patterns).
-The same command writes byte-identical files.
+The same command writes byte-identical files, and only regular files inside the output
+folder: a symbolic link planted there is replaced, never written through.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 from .. import reference
 from ..conformance.cases import Case, CellChoice, draw_case
 from ..model import Catalog, ExampleTensor, OperatorSpec
+from ..safeio import write_file
 from ..validation import check_requires, validate_operator
 
 __all__ = ["MAX_CASE_BYTES", "ExportedCase", "export", "iter_cases"]
@@ -256,12 +258,10 @@ def export(
             )
             continue
         entry["files"] = sorted(files)
-        folder = out / exported.id
-        for relative, data in files.items():
-            target = folder / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if not target.exists() or target.read_bytes() != data:
-                target.write_bytes(data)
+        for relative, data in files.items():  # never through a link planted in `out`
+            write_file(out, f"{exported.id}/{relative}", data)
         manifest["cases"].append(entry)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_file(
+        out, "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    )
     return manifest

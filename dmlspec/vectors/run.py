@@ -1,9 +1,15 @@
-"""`dmlspec run-vectors`: run exported vectors on a backend, compare by the manifest's rules."""
+"""`dmlspec run-vectors`: run exported vectors on a backend, compare by the manifest's rules.
+
+A vector folder is input like any other: every path it names (case ids, expected and mask
+files, the inputs beside each model) must stay inside the folder unless the user allows any
+path, files are read only when regular and within the size limit, .npy files never unpickle,
+and every stored array must have the data type and shape its desc gives it. A malformed
+folder raises `VectorsError`, one line naming the file and what is wrong.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,8 +18,15 @@ import numpy as np
 
 from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
+from ..jsonio import JsonReadError, read_json_file
+from ..limits import cut, quote
+from ..safeio import UnsafePath, confine, read_npy
 
-__all__ = ["VectorResult", "run_vectors"]
+__all__ = ["VectorResult", "VectorsError", "run_vectors"]
+
+
+class VectorsError(ValueError):
+    """A vector folder that is malformed or names something it may not (one-line message)."""
 
 
 @dataclass(frozen=True)
@@ -30,41 +43,197 @@ def _scale(rule: dict[str, Any], operator: dict[str, Any], count: int) -> np.nda
     catalog = load_catalog()
     spec = catalog.operator(operator["type"])
     comparison = next(
-        c
-        for c in spec.checked_semantics.comparison
-        if c.ulp_scale is not None and c.ulp_scale.source == rule["ulp_scale"]
+        (
+            c
+            for c in spec.checked_semantics.comparison
+            if c.ulp_scale is not None and c.ulp_scale.source == rule["ulp_scale"]
+        ),
+        None,
     )
+    if comparison is None:
+        raise VectorsError(
+            f"ulp_scale {quote(rule['ulp_scale'])} is none of {spec.name}'s comparison rules"
+        )
     env = bind_desc(catalog.common, spec, operator["desc"])
     env.values["k"] = np.arange(count, dtype=np.float64)  # every element at once
     values = comparison.ulp_scale.evaluate(env)  # type: ignore[union-attr]
     return np.broadcast_to(np.asarray(values, dtype=np.float64), (count,))
 
 
+class _Folder:
+    """Reads what a vector folder names, confined to it unless any path is allowed."""
+
+    def __init__(self, root: Path, allow_any_path: bool) -> None:
+        self.root, self.allow_any_path = root, allow_any_path
+
+    def path(self, relative: object, what: str, case: str = "") -> Path:
+        """`root/relative` (`root/case/relative` when a case's file is named)."""
+        try:
+            if case:  # the name itself may not climb out of the case folder
+                confine(self.root / case, relative, what, "its case folder", self.allow_any_path)
+                relative = f"{case}/{relative}"
+            return confine(self.root, relative, what, "the vector folder", self.allow_any_path)
+        except UnsafePath as error:
+            raise VectorsError(str(error)) from None
+
+    def json(self, relative: str) -> Any:
+        try:
+            return read_json_file(self.path(relative, "file"))
+        except JsonReadError as error:
+            raise VectorsError(f"{relative}: {error}") from None
+
+    def array(self, relative: str, what: str, case: str = "") -> np.ndarray:
+        try:
+            return read_npy(self.path(relative, what, case))
+        except UnsafePath as error:
+            raise VectorsError(str(error)) from None
+        except OSError as error:
+            shown = f"{case}/{relative}" if case else relative
+            raise VectorsError(f"cannot read {shown}: {error.strerror or error}") from None
+
+
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer"}
+
+
+def _field(owner: object, key: str, kind: type, where: str) -> Any:
+    value = owner.get(key) if isinstance(owner, Mapping) else None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise VectorsError(f"{where}/{key} must be {_JSON_NAMES[kind]}; got {quote(value)}")
+    return value
+
+
+def _expect_array(
+    array: np.ndarray, tensor: Mapping[str, Any], relative: str, what: str
+) -> np.ndarray:
+    """`array` must have the tensor desc's data type and Sizes."""
+    from dmlspec_generated.validators.common import DATA_TYPES
+
+    data_type = str(tensor.get("DataType", "")).removeprefix("DML_TENSOR_DATA_TYPE_")
+    numpy_name = DATA_TYPES[data_type].numpy if data_type in DATA_TYPES else None
+    shape = tuple(tensor.get("Sizes", ()))
+    if numpy_name is None or array.dtype != np.dtype(numpy_name) or array.shape != shape:
+        raise VectorsError(
+            f"{relative}: {what} must be {data_type} ({numpy_name}) of shape {list(shape)} as "
+            f"its desc says; the file holds {array.dtype}{list(array.shape)}"
+        )
+    return array
+
+
 def run_vectors(
-    folder: Path, backend: Any, progress: Callable[[VectorResult], None] | None = None
+    folder: Path,
+    backend: Any,
+    progress: Callable[[VectorResult], None] | None = None,
+    allow_any_path: bool = False,
 ) -> list[VectorResult]:
-    manifest = json.loads((folder / "manifest.json").read_text())
+    """Run every case of an exported folder; raise VectorsError if the folder is malformed."""
+    from ..validation import validate_operator
+
+    files = _Folder(folder, allow_any_path)
+    manifest = files.json("manifest.json")
+    cases = _field(manifest, "cases", list, "manifest.json at ")
     results = []
-    for entry in manifest["cases"]:
-        case_dir = folder / entry["id"]
-        model = json.loads((case_dir / "model.json").read_text())
-        operator = model["dispatchables"]["operator"]
-        bindings = model["commands"][0]["bindings"]
-        inputs = {
-            name: np.load(case_dir / f"{name}.npy")
-            for name in bindings
-            if (case_dir / f"{name}.npy").is_file()
-        }
-        result = _run_one(entry, case_dir, operator, inputs, backend)
+    for i, entry in enumerate(cases):
+        where = f"manifest.json at /cases/{i}"
+        case_id = _field(entry, "id", str, where)
+        files.path(case_id, "case id")
+        level = _field(entry, "feature_level", str, where)
+        outputs = _field(entry, "outputs", dict, where)
+        model = files.json(f"{case_id}/model.json")
+        operator = _field(
+            _field(model, "dispatchables", dict, f"{case_id}/model.json at "),
+            "operator",
+            dict,
+            f"{case_id}/model.json at /dispatchables",
+        )
+        try:
+            verdict = validate_operator(operator, level)
+        except ValueError as error:
+            raise VectorsError(f"{where}/feature_level: {error}") from None
+        if not verdict.valid:
+            raise VectorsError(
+                f"{case_id}/model.json: the operator is invalid at {level}: {verdict.violations[0]}"
+            )
+        commands = _field(model, "commands", list, f"{case_id}/model.json at ")
+        bindings = _field(
+            commands[0] if commands else None,
+            "bindings",
+            dict,
+            f"{case_id}/model.json at /commands/0",
+        )
+        desc = operator["desc"]
+        inputs = {}
+        for name in bindings:
+            relative = f"{case_id}/{name}.npy"
+            if name not in outputs and files.path(f"{name}.npy", "input", case_id).exists():
+                tensor = desc.get(name)
+                if not isinstance(tensor, Mapping):
+                    raise VectorsError(f"{relative}: {quote(name)} is no tensor of the desc")
+                stored = files.array(f"{name}.npy", "input", case_id)
+                inputs[name] = _expect_array(stored, tensor.get("Desc", tensor), relative, name)
+        expected = _expected(files, case_id, where, outputs, desc)
+        result = _run_one(entry, expected, operator, inputs, backend)
         results.append(result)
         if progress is not None:
             progress(result)
     return results
 
 
+@dataclass(frozen=True)
+class _Expected:
+    rules: dict[str, Any]
+    array: np.ndarray
+    undefined: np.ndarray | None
+
+
+def _expected(
+    files: _Folder, case_id: str, where: str, outputs: dict[str, Any], desc: Mapping[str, Any]
+) -> dict[str, _Expected]:
+    """Each output's expected array, mask and rule, checked against its desc."""
+    checked = {}
+    for name, rules in outputs.items():
+        at = f"{where}/outputs/{name}"
+        tensor = desc.get(name)
+        if not isinstance(tensor, Mapping):
+            raise VectorsError(f"{at}: {quote(name)} is no tensor of the desc")
+        tensor = tensor.get("Desc", tensor)
+        expected = _field(rules, "expected", str, at)
+        relative = f"{case_id}/{expected}"
+        array = _expect_array(files.array(expected, "expected", case_id), tensor, relative, name)
+        rule = _field(rules, "rule", str, at)
+        if rule not in ("exact", "ulp"):
+            raise VectorsError(f"{at}/rule must be exact or ulp; got {quote(rule)}")
+        if rule == "ulp":
+            _field(rules, "max_ulps", int, at)
+            _field(rules, "ulp_scale", str, at)
+        undefined = None
+        if "undefined" in rules:
+            name_of_mask = _field(_field(rules, "undefined", dict, at), "mask", str, at)
+            mask = f"{case_id}/{name_of_mask}"
+            undefined = files.array(name_of_mask, "mask", case_id)
+            if undefined.dtype != np.bool_ or undefined.shape != array.shape:
+                raise VectorsError(
+                    f"{mask}: the mask must be bool{list(array.shape)}; "
+                    f"the file holds {undefined.dtype}{list(undefined.shape)}"
+                )
+        for cell, allowed in (
+            _field(rules, "colliding_writes", dict, at).items()
+            if ("colliding_writes" in rules)
+            else ()
+        ):
+            if not (cell.isdigit() and int(cell) < array.size) or not (
+                isinstance(allowed, list) and all(isinstance(a, str) for a in allowed)
+            ):
+                raise VectorsError(
+                    f"{at}/colliding_writes/{quote(cell)} must map a cell below {array.size} "
+                    "to a list of hexadecimal bit patterns"
+                )
+        checked[name] = _Expected(rules, array, undefined)
+    return checked
+
+
 def _run_one(
     entry: dict[str, Any],
-    case_dir: Path,
+    expected_outputs: dict[str, _Expected],
     operator: dict[str, Any],
     inputs: dict[str, np.ndarray],
     backend: Any,
@@ -72,13 +241,15 @@ def _run_one(
     try:
         outputs = backend.run(operator, inputs)
     except Unsupported as reason:
-        return VectorResult(entry["id"], "skipped", str(reason))
+        return VectorResult(entry["id"], "skipped", cut(str(reason)))
     except InvalidOperator as error:
-        return VectorResult(entry["id"], "failed", f"rejected a valid desc: {error}")
+        return VectorResult(entry["id"], "failed", f"rejected a valid desc: {cut(str(error))}")
     except Exception as error:
-        return VectorResult(entry["id"], "failed", f"{type(error).__name__}: {error}")
-    for name, rules in entry["outputs"].items():
-        expected = np.load(case_dir / rules["expected"])
+        return VectorResult(entry["id"], "failed", f"{type(error).__name__}: {cut(str(error))}")
+    if not isinstance(outputs, Mapping):
+        return VectorResult(entry["id"], "failed", f"run() returned {type(outputs).__name__}")
+    for name, checked in expected_outputs.items():
+        rules, expected = checked.rules, checked.array
         if name not in outputs:
             return VectorResult(entry["id"], "failed", f"no output {name}")
         actual = np.asarray(outputs[name])
@@ -90,8 +261,8 @@ def _run_one(
                 f"expected {expected.dtype}{list(expected.shape)}",
             )
         defined = np.ones(expected.shape, dtype=bool)
-        if "undefined" in rules:
-            defined &= ~np.load(case_dir / rules["undefined"]["mask"])
+        if checked.undefined is not None:
+            defined &= ~checked.undefined
         flat_defined, flat_actual = defined.reshape(-1), actual.reshape(-1)
         for cell, allowed in rules.get("colliding_writes", {}).items():
             flat_defined[int(cell)] = False
