@@ -30,9 +30,9 @@ NAMES = (
     "InputTensor, OutputTensor, UpdatesTensor"
 )
 FUNCTIONS = (
-    "abs, all, all_equal, all_ones, as_type, buffer_tensor_size, distinct_offsets, each_tuple, element_bits, "
-    "has_flag, in_bounds, is_power_of_two, len, max, min, packed_strides, pad_left, prod, "
-    "row_cells, slice_cells, sum, target_cells, unique_along, unique_targets"
+    "abs, all, all_equal, all_ones, as_type, buffer_tensor_size, distinct_offsets, each_tuple, "
+    "element_bits, has_flag, in_bounds, is_power_of_two, len, max, min, packed_strides, pad_left, "
+    "prod, row_cells, slice_cells, sum, target_cells, unique_along, unique_targets"
 )
 
 Mutation = Callable[[dict[str, Any]], Any]
