@@ -21,6 +21,7 @@ from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, ExampleTensor, OperatorSpec
 from .cases import Case, CellChoice, draw_case, draw_desc
 from .check import run_case
+from .layouts import draw_layout_case
 from .mutate import break_constraint
 
 __all__ = [
@@ -28,11 +29,14 @@ __all__ = [
     "check_boundary",
     "check_cell",
     "check_example",
+    "check_layout",
     "check_negative",
     "check_property",
+    "check_random_layouts",
 ]
 
 Cell = tuple[str, str, str, str, str]  # operator, row level, tensor, kind, value
+LayoutUse = tuple[str, str, str]  # operator, tensor, layout
 CELL_ATTEMPTS = 4
 NEGATIVE_BASES = 30
 
@@ -49,6 +53,7 @@ class Target:
     backend: Any
     feature_level: str
     cells: Counter[Cell] = field(default_factory=Counter)
+    layouts: Counter[LayoutUse] = field(default_factory=Counter)
     cases: int = 0  # cases the backend was given (a property test gives it many)
     last_case: dict[str, str] | None = None  # the running test's output data type and level
 
@@ -57,6 +62,8 @@ class Target:
         return catalog().common.feature_level(self.feature_level).rank
 
     def record(self, spec: OperatorSpec, case: Case) -> None:
+        for tensor, layout in case.layouts:
+            self.layouts[(spec.name, tensor, layout)] += 1
         row = catalog().support_row_at(spec, case.feature_level)
         if row is None:
             return
@@ -159,6 +166,27 @@ def check_property(target: Target, operator: str, seed: int) -> None:
     spec = catalog().operator(operator)
     _run(target, spec, draw_case(catalog(), spec, _highest_row_level(spec, target), seed))
     if target.last_case is not None:  # one test, many cases: no single data type
+        target.last_case["data_type"] = "(random)"
+
+
+def check_layout(target: Target, operator: str, layout: str) -> None:
+    """A valid case with every tensor that may take `layout` (spec/common.json) laid out so."""
+    spec = catalog().operator(operator)
+    level = _highest_row_level(spec, target)
+    case = draw_layout_case(catalog(), spec, level, _seed(operator, layout), layout)
+    if case is None:
+        pytest.skip(f"no tensor of {spec.name} can take the {layout} layout")
+    _run(target, spec, case)
+
+
+def check_random_layouts(target: Target, operator: str, seed: int) -> None:
+    """A random valid case, each tensor in a layout drawn from those the spec allows it."""
+    spec = catalog().operator(operator)
+    case = draw_layout_case(catalog(), spec, _highest_row_level(spec, target), seed)
+    if case is None:
+        pytest.skip("the common spec lists no layouts")
+    _run(target, spec, case)
+    if target.last_case is not None:
         target.last_case["data_type"] = "(random)"
 
 

@@ -404,6 +404,9 @@ def run_operator(
         if layout is not None and field != kernel.output:
             strided[field] = declared
     out = arrays.pop(kernel.output, None)
+    if out is not None:
+        with jax.enable_x64(True):  # 64-bit buffers stay 64-bit
+            out = jax.numpy.array(out)  # a copy: donated and written into
     fields = {k: v for k, v in desc.items() if k not in arrays}
     tensors = {k: v for k, v in fields.items() if isinstance(v, Mapping)}
     scalars = {k: v for k, v in fields.items() if not isinstance(v, Mapping)}
@@ -413,7 +416,7 @@ def run_operator(
         scalars,
         tensors,
         feature_level,
-        out=None if out is None else jax.numpy.array(out),  # a copy: donated, written into
+        out=out,
         strided=strided,
     )
     return {kernel.output: np.asarray(output)}
