@@ -403,10 +403,11 @@ def run_operator(
         arrays[field] = array
         if layout is not None and field != kernel.output:
             strided[field] = declared
-    out = arrays.pop(kernel.output, None)
-    if out is not None:
+    initial = arrays.pop(kernel.output, None)
+    out = None
+    if initial is not None:
         with jax.enable_x64(True):  # 64-bit buffers stay 64-bit
-            out = jax.numpy.array(out)  # a copy: donated and written into
+            out = jax.numpy.array(initial)  # a copy: donated and written into
     fields = {k: v for k, v in desc.items() if k not in arrays}
     tensors = {k: v for k, v in fields.items() if isinstance(v, Mapping)}
     scalars = {k: v for k, v in fields.items() if not isinstance(v, Mapping)}
