@@ -67,7 +67,9 @@ def _strides(layout: str, sizes: list[int], rng: random.Random) -> list[int] | N
     if layout == "broadcast":
         if not moving:
             return None
-        repeated = set(rng.sample(moving, rng.randint(1, len(moving))))
+        # Keep a moving dimension unrepeated where there are two: a zero stride then differs
+        # from a packed one in what it reads, not just in where.
+        repeated = set(rng.sample(moving, rng.randint(1, max(1, len(moving) - 1))))
         packed = _packed([1 if i in repeated else s for i, s in enumerate(sizes)])
         return [0 if i in repeated else packed[i] for i in range(rank)]
     raise ValueError(f"unknown layout {layout!r} (spec/common.json tensor.layouts)")
@@ -134,6 +136,7 @@ def draw_layout_case(
 ) -> Case | None:
     """A valid case with `layout` on every tensor it applies to (the others packed), or with a
     layout drawn per tensor when `layout` is None; None if no drawn case can take `layout`."""
+    fallback = None
     for attempt in range(ATTEMPTS):
         rng = random.Random(seed * 7919 + attempt)
         case = draw_case(catalog, spec, level, seed + attempt)
@@ -147,9 +150,25 @@ def draw_layout_case(
         if layout is not None and not chosen:
             return None
         strided = strided_case(catalog, spec, case, chosen, rng)
-        if strided is not None and (layout is None or layout in dict(strided.layouts).values()):
+        if strided is None or layout is None:
             return strided
-    return None
+        if layout in dict(strided.layouts).values():
+            if _telling(strided):
+                return strided
+            fallback = fallback or strided
+    return fallback
+
+
+def _telling(case: Case) -> bool:
+    """Whether a broadcast tensor of the case also has a dimension that moves: only then do
+    its reads differ from those of a backend taking zero strides for packed ones."""
+    desc = case.operator["desc"]
+    for tensor, layout in case.layouts:
+        if layout == "broadcast":
+            pairs = zip(desc[tensor]["Sizes"], desc[tensor]["Strides"], strict=True)
+            if any(size > 1 and stride for size, stride in pairs):
+                return True
+    return all(layout != "broadcast" for _, layout in case.layouts)
 
 
 def buffer_size(tensor: dict[str, Any], itemsize: int) -> int:
