@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -153,27 +152,27 @@ def draw_layout_case(
         if strided is None or layout is None:
             return strided
         if layout in dict(strided.layouts).values():
-            if _telling(strided):
+            if _telling(strided, layout):
                 return strided
             fallback = fallback or strided
     return fallback
 
 
-def _telling(case: Case) -> bool:
-    """Whether a broadcast tensor of the case also has a dimension that moves: only then do
-    its reads differ from those of a backend taking zero strides for packed ones."""
+def _telling(case: Case, layout: str) -> bool:
+    """Whether the case tells `layout` apart from packed tensors: a padded or oversized buffer
+    with elements outside the view, a broadcast tensor that also has a moving dimension (only
+    then do its reads differ from a backend's taking zero strides for packed ones)."""
     desc = case.operator["desc"]
-    for tensor, layout in case.layouts:
+    for tensor, used in case.layouts:
+        if used != layout:
+            continue
+        sizes, strides = desc[tensor]["Sizes"], desc[tensor]["Strides"]
         if layout == "broadcast":
-            pairs = zip(desc[tensor]["Sizes"], desc[tensor]["Strides"], strict=True)
-            if any(size > 1 and stride for size, stride in pairs):
+            if any(size > 1 and stride for size, stride in zip(sizes, strides, strict=True)):
                 return True
-    return all(layout != "broadcast" for _, layout in case.layouts)
-
-
-def buffer_size(tensor: dict[str, Any], itemsize: int) -> int:
-    """Bytes of a strided tensor's buffer: TotalTensorSizeInBytes or DMLCalcBufferTensorSize."""
-    total = tensor.get("TotalTensorSizeInBytes")
-    if total is not None:
-        return int(total)
-    return _buffer_bytes(list(tensor["Sizes"]), list(tensor["Strides"]), itemsize)
+        elif layout in ("padded", "oversized"):
+            if case.inputs[tensor].size > int(np.prod(sizes)):
+                return True
+        else:
+            return True
+    return False

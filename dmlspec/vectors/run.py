@@ -1,4 +1,8 @@
-"""`dmlspec run-vectors`: run exported vectors on a backend, compare by the manifest's rules."""
+"""`dmlspec run-vectors`: run exported vectors on a backend, compare by the manifest's rules.
+
+A strided output (its manifest entry has a `view`) is a whole buffer: the elements outside the
+view must be bitwise those expected (the initial buffer's, unchanged), and the view is
+compared by the rules like any output."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import numpy as np
 
 from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
+from ..reference.layout import logical_view
 
 __all__ = ["VectorResult", "run_vectors"]
 
@@ -89,6 +94,25 @@ def _run_one(
                 f"{name} is {actual.dtype}{list(actual.shape)}; "
                 f"expected {expected.dtype}{list(expected.shape)}",
             )
+        if "view" in rules:
+            view = rules["view"]
+            outside = np.ones(expected.size, dtype=bool)
+            outside[logical_view(np.arange(expected.size), view).reshape(-1)] = False
+            changed = np.flatnonzero(
+                outside
+                & (
+                    expected.view(np.uint8).reshape(expected.size, -1)
+                    != np.ascontiguousarray(actual).view(np.uint8).reshape(actual.size, -1)
+                ).any(axis=1)
+            )
+            if changed.size:
+                return VectorResult(
+                    entry["id"],
+                    "failed",
+                    f"{name}: {changed.size} buffer elements outside the strided view changed "
+                    f"(first at {int(changed[0])})",
+                )
+            expected, actual = logical_view(expected, view), logical_view(actual, view)
         defined = np.ones(expected.shape, dtype=bool)
         if "undefined" in rules:
             defined &= ~np.load(case_dir / rules["undefined"]["mask"])
