@@ -359,6 +359,26 @@ def call_kernel(
         return function(*values)
 
 
+def _problem(
+    kernel: KernelTable, operator: Mapping[str, Any], feature_level: str | None
+) -> tuple[str, tuple[str, ...]] | None:
+    """Why the validators reject the operator (message, constraint ids), or None."""
+    result = kernel.validator.validate(operator, feature_level)
+    if result.valid:
+        return None
+    ids = tuple(result.fired())
+    details = "; ".join(str(v) for v in result.violations)
+    return f"invalid {kernel.name} desc ({', '.join(ids)}): {details}", ids
+
+
+@functools.lru_cache(maxsize=_CACHE_LIMIT)
+def _cached_problem(
+    kernel: KernelTable, operator_key: str, feature_level: str | None
+) -> tuple[str, tuple[str, ...]] | None:
+    """_problem, once per distinct operator JSON: repeated calls skip the validators."""
+    return _problem(kernel, json.loads(operator_key), feature_level)
+
+
 def run_operator(
     kernel: KernelTable,
     operator: Mapping[str, Any],
@@ -368,21 +388,25 @@ def run_operator(
     """The backend contract: operator JSON and inputs by field name -> outputs by field name.
     Tensors whose desc has Strides are passed and returned as their 1-D buffers; a strided
     output's initial buffer comes in `inputs` under its field name."""
-    result = kernel.validator.validate(operator, feature_level)
-    if not result.valid:
-        ids = result.fired()
-        raise InvalidOperator(
-            f"invalid {kernel.name} desc ({', '.join(ids)}): "
-            + "; ".join(str(v) for v in result.violations),
-            ids,
-        )
+    try:
+        key = json.dumps(operator, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # NumPy scalars, NaN: validated uncached
+        problem = _problem(kernel, operator, feature_level)
+    else:
+        problem = _cached_problem(kernel, key, feature_level)
+    if problem is not None:
+        raise InvalidOperator(*problem)
     desc = {
         k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
     }
-    view = _view(kernel, operator["desc"])
+    # Only strided descs pay for reading the desc's defaults (their buffers' lengths).
+    fields = [field for _, field in kernel.inputs] + [kernel.output]
+    view = None
+    if any(isinstance(desc[f], Mapping) and desc[f].get("Strides") is not None for f in fields):
+        view = _view(kernel, operator["desc"])
     arrays, strided = {}, {}
-    for field in [field for _, field in kernel.inputs] + [kernel.output]:
-        layout = _layout(kernel, view, desc, field)
+    for field in fields:
+        layout = None if view is None else _layout(kernel, view, desc, field)
         if field == kernel.output and layout is None:
             continue
         if field not in inputs:
@@ -408,9 +432,9 @@ def run_operator(
     if initial is not None:
         with jax.enable_x64(True):  # 64-bit buffers stay 64-bit
             out = jax.numpy.array(initial)  # a copy: donated and written into
-    fields = {k: v for k, v in desc.items() if k not in arrays}
-    tensors = {k: v for k, v in fields.items() if isinstance(v, Mapping)}
-    scalars = {k: v for k, v in fields.items() if not isinstance(v, Mapping)}
+    rest = {k: v for k, v in desc.items() if k not in arrays}
+    tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping)}
+    scalars = {k: v for k, v in rest.items() if not isinstance(v, Mapping)}
     output = call_kernel(
         kernel,
         arrays,
