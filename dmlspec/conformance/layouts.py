@@ -15,10 +15,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..model import Catalog, OperatorSpec, TensorLayout
+from ..expr import nodes
+from ..model import Catalog, CommonSpec, OperatorSpec, TensorLayout
 from .cases import Case, draw_case
 
-__all__ = ["PACKED", "draw_layout_case", "layouts_for", "strided_case", "view_offsets"]
+__all__ = [
+    "PACKED",
+    "draw_layout_case",
+    "layouts_for",
+    "strided_case",
+    "strided_rules",
+    "view_offsets",
+]
 
 PACKED = "packed"
 ATTEMPTS = 20
@@ -28,6 +36,18 @@ def layouts_for(catalog: Catalog, output: bool) -> list[TensorLayout]:
     """The spec's layouts that apply to an input (or output) tensor."""
     kind = "OUTPUT" if output else "INPUT"
     return [t for t in catalog.common.tensor_layouts if kind in t.tensor_kinds]
+
+
+def strided_rules(common: CommonSpec) -> list[str]:
+    """The tensor rules (TENSOR.C*) that read Strides: the suites' strided negative tests."""
+    return [
+        c.id
+        for c in common.tensor_constraints
+        if c.constraint_class == "error"
+        and any(
+            isinstance(n, nodes.Member) and n.member == "Strides" for n in nodes.walk(c.expr.tree)
+        )
+    ]
 
 
 def _packed(sizes: list[int]) -> list[int]:

@@ -33,6 +33,7 @@ __all__ = [
     "check_negative",
     "check_property",
     "check_random_layouts",
+    "check_strided_rule",
 ]
 
 Cell = tuple[str, str, str, str, str]  # operator, row level, tensor, kind, value
@@ -188,6 +189,53 @@ def check_random_layouts(target: Target, operator: str, seed: int) -> None:
     _run(target, spec, case)
     if target.last_case is not None:
         target.last_case["data_type"] = "(random)"
+
+
+def _moving_axis(tensor: dict[str, Any]) -> int | None:
+    return next((i for i, size in enumerate(tensor["Sizes"]) if size > 1), None)
+
+
+def _break_strides(spec: OperatorSpec, desc: dict[str, Any], constraint_id: str) -> bool:
+    """Lay one tensor of `desc` out so that it breaks this tensor rule (in place)."""
+    from ..reference.tensors import numpy_dtype
+
+    for field_ in spec.tensor_fields:
+        tensor = desc.get(field_.name)
+        if not isinstance(tensor, dict):
+            continue
+        packed = [int(np.prod(tensor["Sizes"][i + 1 :])) for i in range(len(tensor["Sizes"]))]
+        if constraint_id == "TENSOR.C4":  # one stride too many
+            tensor["Strides"] = [*packed, 1]
+            return True
+        if constraint_id == "TENSOR.C5":  # a buffer too small for the strides
+            needed = int(np.prod(tensor["Sizes"])) * numpy_dtype(tensor["DataType"]).itemsize
+            tensor.update(Strides=packed, TotalTensorSizeInBytes=-(-needed // 4) * 4 - 4)
+            return True
+        axis = _moving_axis(tensor)
+        if constraint_id == "TENSOR.C10" and field_.is_output and axis is not None:
+            tensor["Strides"] = [0 if i == axis else t for i, t in enumerate(packed)]
+            return True
+    return False
+
+
+def check_strided_rule(target: Target, operator: str, constraint_id: str) -> None:
+    """A valid desc with one tensor laid out to break this tensor rule (TENSOR.C4 Strides of
+    the wrong length, C5 a buffer too small for them, C10 an output whose elements overlap)
+    must be rejected."""
+    from ..validation import validate_operator
+
+    if not getattr(target.backend, "validates", False):
+        pytest.skip(f"{target.backend.name} does not validate descs (validates is False)")
+    spec = catalog().operator(operator)
+    level = _highest_row_level(spec, target)
+    for desc in _bases(operator, level):
+        if not _break_strides(spec, desc, constraint_id):
+            continue
+        fired = validate_operator({"type": spec.operator_type, "desc": desc}, level).fired()
+        if tuple(fired) == (constraint_id,):
+            _expect_rejection(target, spec, desc, level, f"breaks only {constraint_id}")
+            return
+    pytest.skip(f"no drawn {spec.name} desc can break {constraint_id} alone")
 
 
 def _highest_row_level(spec: OperatorSpec, target: Target) -> str:

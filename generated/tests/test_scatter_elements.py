@@ -259,6 +259,7 @@ INTRODUCED = (
     ("4_1", "OutputTensor", "data_type", "UINT64"),
 )
 LAYOUTS = ("padded", "permuted", "broadcast", "oversized")
+STRIDED_RULES = ("TENSOR.C4", "TENSOR.C5", "TENSOR.C10")
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -304,3 +305,8 @@ def test_strided_layout(dml: Target, layout: str) -> None:
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_strided_case(dml: Target, seed: int) -> None:
     suite.check_random_layouts(dml, OPERATOR, seed)
+
+
+@pytest.mark.parametrize("rule", STRIDED_RULES)
+def test_rejects_strided_desc_breaking(dml: Target, rule: str) -> None:
+    suite.check_strided_rule(dml, OPERATOR, rule)

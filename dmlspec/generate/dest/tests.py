@@ -7,6 +7,7 @@ the common spec; the checks themselves live in dmlspec.conformance.suite.
 
 from __future__ import annotations
 
+from ...conformance.layouts import strided_rules
 from ...model import Catalog, OperatorSpec
 from ..header import python_header
 from ..pysource import docstring, q
@@ -101,6 +102,7 @@ def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
     lines += _strings(
         "LAYOUTS", [t.name for t in catalog.common.tensor_layouts if t.name != "packed"]
     )
+    lines += _strings("STRIDED_RULES", strided_rules(catalog.common))
     lines += [
         "",
         "",
@@ -147,6 +149,11 @@ def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
         "@given(seed=st.integers(0, 2**32 - 1))",
         "def test_random_strided_case(dml: Target, seed: int) -> None:",
         "    suite.check_random_layouts(dml, OPERATOR, seed)",
+        "",
+        "",
+        '@pytest.mark.parametrize("rule", STRIDED_RULES)',
+        "def test_rejects_strided_desc_breaking(dml: Target, rule: str) -> None:",
+        "    suite.check_strided_rule(dml, OPERATOR, rule)",
     ]
     return "\n".join(lines) + "\n"
 
