@@ -12,6 +12,7 @@ import numpy as np
 
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
+from dmlspec.conformance.layouts import view_offsets
 from dmlspec.reference.layout import is_strided, logical_view, with_view_written
 
 
@@ -189,11 +190,17 @@ class FirstWriteWins(NumpyBackend):
         kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
         if kind not in ("SCATTER_ND", "SCATTER_ELEMENTS", "SCATTER"):
             return reference.run(operator, inputs)
-        _, collisions = reference.run_recording(operator, inputs)
-        outputs = reference.run(operator, inputs)
+        outputs, collisions = reference.run_recording(operator, inputs)
+        tensor = operator["desc"]["OutputTensor"]
         flat = outputs["OutputTensor"].reshape(-1)
+        # Collisions count the logical output's cells; a strided output is its buffer.
+        where = (
+            view_offsets(tensor["Sizes"], tensor["Strides"]).reshape(-1)
+            if is_strided(tensor)
+            else np.arange(flat.size)
+        )
         for (cell,), values in collisions.get("OutputTensor", {}).items():
-            flat[cell] = values[0]
+            flat[where[cell]] = values[0]
         return outputs
 
 

@@ -78,7 +78,7 @@ def test_bad_run_counts_are_refused(runs: str) -> None:
 def test_packed_comparison_times_both_revisions(tmp_path: Path) -> None:
     output = tmp_path / "packed.json"
     command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--packed-against", "HEAD"]
-    command += ["--packed-only", "--runs", "1", "--json", str(output)]
+    command += ["--packed-only", "--packed-processes", "1", "--runs", "1", "--json", str(output)]
     finished = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert "after/before" in finished.stdout

@@ -50,6 +50,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "in this checkout, alternating processes (e.g. the commit before a change)",
     )
     parser.add_argument(
+        "--packed-processes",
+        type=int,
+        default=3,
+        help="with --packed-against: processes per side (default 3)",
+    )
+    parser.add_argument(
         "--packed-only",
         action="store_true",
         help="with --packed-against: run only that comparison",
@@ -83,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         from .packed import compare_packed, render
 
         repo = Path(__file__).resolve().parents[2]
-        packed = compare_packed(args.packed_against, repo, rounds=args.runs)
+        packed = compare_packed(
+            args.packed_against, repo, processes=args.packed_processes, rounds=args.runs
+        )
         print(render(packed) + "\n")
         if args.packed_only:
             if args.json:
