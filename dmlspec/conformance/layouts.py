@@ -153,9 +153,13 @@ def strided_case(
 def draw_layout_case(
     catalog: Catalog, spec: OperatorSpec, level: str, seed: int, layout: str | None = None
 ) -> Case | None:
-    """A valid case with `layout` on every tensor it applies to (the others packed), or with a
-    layout drawn per tensor when `layout` is None; None if no drawn case can take `layout`."""
-    fallback = None
+    """A valid case with `layout` on every tensor it applies to (the others packed; a tensor
+    that cannot take it, such as a permutation of one moving dimension, stays packed too), or
+    with a layout drawn per tensor when `layout` is None; None if no drawn case can take
+    `layout`."""
+    # Preferred: every tensor that may take the layout takes it, and the case tells it apart
+    # from packed; else the first case that tells it apart; else the first that has it.
+    telling, fallback = None, None
     for attempt in range(ATTEMPTS):
         rng = random.Random(seed * 7919 + attempt)
         case = draw_case(catalog, spec, level, seed + attempt)
@@ -173,9 +177,11 @@ def draw_layout_case(
             return strided
         if layout in dict(strided.layouts).values():
             if _telling(strided, layout):
-                return strided
+                if all(dict(strided.layouts)[name] == layout for name in chosen):
+                    return strided
+                telling = telling or strided
             fallback = fallback or strided
-    return fallback
+    return telling or fallback
 
 
 def _telling(case: Case, layout: str) -> bool:
