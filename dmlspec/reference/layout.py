@@ -15,7 +15,13 @@ from numpy.lib.stride_tricks import as_strided
 
 from .tensors import numpy_dtype, tensor_desc
 
-__all__ = ["buffer_elements", "is_strided", "logical_view", "with_view_written"]
+__all__ = [
+    "buffer_elements",
+    "changed_outside_view",
+    "is_strided",
+    "logical_view",
+    "with_view_written",
+]
 
 
 def is_strided(raw: Mapping[str, Any]) -> bool:
@@ -69,3 +75,18 @@ def with_view_written(
     result = np.array(buffer, copy=True)
     _view(result, raw, writeable=True)[...] = logical
     return result
+
+
+def changed_outside_view(
+    before: np.ndarray, after: np.ndarray, raw: Mapping[str, Any]
+) -> np.ndarray:
+    """Indices of the buffer elements outside the strided view whose bits differ between two
+    buffers of one tensor (what must come back unchanged)."""
+    before, after = np.ascontiguousarray(before), np.ascontiguousarray(after)
+    outside = np.ones(before.size, dtype=bool)
+    outside[logical_view(np.arange(before.size), raw).reshape(-1)] = False
+    differs = (
+        before.view(np.uint8).reshape(before.size, -1)
+        != after.view(np.uint8).reshape(after.size, -1)
+    ).any(axis=1)
+    return np.flatnonzero(outside & differs)

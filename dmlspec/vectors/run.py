@@ -16,7 +16,7 @@ import numpy as np
 
 from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
-from ..reference.layout import logical_view
+from ..reference.layout import changed_outside_view, logical_view
 
 __all__ = ["VectorResult", "run_vectors"]
 
@@ -96,15 +96,7 @@ def _run_one(
             )
         if "view" in rules:
             view = rules["view"]
-            outside = np.ones(expected.size, dtype=bool)
-            outside[logical_view(np.arange(expected.size), view).reshape(-1)] = False
-            changed = np.flatnonzero(
-                outside
-                & (
-                    expected.view(np.uint8).reshape(expected.size, -1)
-                    != np.ascontiguousarray(actual).view(np.uint8).reshape(actual.size, -1)
-                ).any(axis=1)
-            )
+            changed = changed_outside_view(expected, actual, view)
             if changed.size:
                 return VectorResult(
                     entry["id"],
