@@ -5,7 +5,10 @@ dmlspec knows, on any backend, printing resources the way DxDispatch does:
 Resources are buffers initialised from an array, {valueCount, value}, {valueCount, valueStart,
 valueDelta}, or a .npy/.bin/.dat file (sourcePath, relative to the model's folder, which it may
 not leave unless allowed). A dispatch binds resources to tensor fields; the inputs are read as
-the tensor's data type and Sizes from the buffer's start, the outputs written there.
+the tensor's data type and Sizes from the buffer's start, the outputs written there. A tensor
+whose desc has Strides is bound as its buffer (TotalTensorSizeInBytes, else
+DMLCalcBufferTensorSize, bytes from the resource's start), which the resource must hold: a
+strided output's current contents are its initial buffer, and only its view is written.
 
 Nothing is allocated before it is checked: a resource holds at most `DMLSPEC_MAX_ELEMENTS`
 elements and `DMLSPEC_MAX_BUFFER_BYTES` bytes, files are read only when regular and within
@@ -25,6 +28,7 @@ from .errors import InvalidOperator, Unsupported
 from .jsonio import JsonReadError, read_json_file
 from .limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
 from .safeio import UnsafePath, confine, read_bytes, read_npy
+from .reference.layout import buffer_elements
 
 __all__ = ["DispatchError", "format_resource", "run_model"]
 
@@ -266,18 +270,27 @@ def _dispatch(
             )
         tensor = tensor.get("Desc", tensor)
         dtype = _numpy_type(tensor["DataType"], f"{pointer}/bindings/{field}")
-        count = math.prod(tensor["Sizes"])
+        strided = tensor.get("Strides") is not None
+        count = buffer_elements(tensor) if strided else math.prod(tensor["Sizes"])
+        needed = max(count * dtype.itemsize, int(tensor.get("TotalTensorSizeInBytes") or 0))
         raw = buffers[resource].view(np.uint8)
-        if raw.size < count * dtype.itemsize:
+        if raw.size < needed:
+            why = ""
+            if strided:
+                why = " for its buffer (the desc gives Strides)"
+            elif needed > count * dtype.itemsize:
+                why = " (its TotalTensorSizeInBytes)"
             raise DispatchError(
                 f"{pointer}/bindings/{field}",
-                f"resource {resource!r} holds {raw.size} bytes; "
-                f"{field} needs {count * dtype.itemsize}",
+                f"resource {resource!r} holds {raw.size} bytes; {field} needs {needed}{why}",
             )
+        data = raw[: count * dtype.itemsize].view(dtype)
         if field in output_fields:
             outputs[field] = resource
+            if strided:  # its initial buffer: the elements outside the view must survive
+                inputs[field] = data.copy()
         else:
-            inputs[field] = raw[: count * dtype.itemsize].view(dtype).reshape(tensor["Sizes"])
+            inputs[field] = data.copy() if strided else data.reshape(tensor["Sizes"])
     try:
         results = backend.run(operator, inputs)
     except (Unsupported, InvalidOperator) as error:

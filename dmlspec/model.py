@@ -35,11 +35,14 @@ __all__ = [
     "Field",
     "FieldRange",
     "Kernel",
+    "LayoutRules",
+    "LayoutUndefined",
     "NegativeIndices",
     "OperatorSet",
     "OperatorSpec",
     "Semantics",
     "SupportRow",
+    "TensorLayout",
     "TensorMember",
     "TensorSupport",
     "UndefinedEffect",
@@ -197,6 +200,56 @@ class DimensionCountRange:
 
 
 @dataclass(frozen=True)
+class TensorLayout:
+    """A memory layout the suites draw for tensors of these kinds (INPUT, OUTPUT)."""
+
+    name: str  # packed, padded, permuted, broadcast, oversized
+    tensor_kinds: tuple[str, ...]
+    doc: str
+    sources: tuple[str, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "name": self.name,
+            "tensor_kinds": list(self.tensor_kinds),
+            "doc": self.doc,
+            "sources": list(self.sources),
+        }
+
+
+@dataclass(frozen=True)
+class LayoutUndefined:
+    """Something the pages leave undefined about strided buffers, and what dmlspec does."""
+
+    id: str
+    doc: tuple[str, ...]
+    sources: tuple[str, ...]
+    what: str
+    dmlspec: str
+
+    def to_json(self) -> Json:
+        return {
+            "id": self.id,
+            "doc": list(self.doc),
+            "sources": list(self.sources),
+            "what": self.what,
+            "dmlspec": self.dmlspec,
+        }
+
+
+@dataclass(frozen=True)
+class LayoutRules:
+    sentinel_byte: int  # what suites fill buffer bytes outside a strided view with
+    undefined: tuple[LayoutUndefined, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "sentinel_byte": self.sentinel_byte,
+            "undefined": [u.to_json() for u in self.undefined],
+        }
+
+
+@dataclass(frozen=True)
 class UndefinedEffect:
     """What a violated `requires` constraint leaves undefined."""
 
@@ -271,6 +324,8 @@ class CommonSpec:
     dimension_count: tuple[DimensionCountRange, ...]
     tensor_constraints: tuple[Constraint, ...]
     operator_sets: tuple[OperatorSet, ...] = ()
+    tensor_layouts: tuple[TensorLayout, ...] = ()
+    layout_rules: LayoutRules | None = None
 
     # -- lookups ---------------------------------------------------------------------------
     def feature_level(self, name: str) -> FeatureLevel:
@@ -331,6 +386,12 @@ class CommonSpec:
                 "members": [m.to_json() for m in self.tensor_members],
                 "dimension_count": [r.to_json() for r in self.dimension_count],
                 "constraints": [c.to_json() for c in self.tensor_constraints],
+                **(
+                    {"layouts": [t.to_json() for t in self.tensor_layouts]}
+                    if self.tensor_layouts
+                    else {}
+                ),
+                **({"layout_rules": self.layout_rules.to_json()} if self.layout_rules else {}),
             },
             "operator_sets": [o.to_json() for o in self.operator_sets],
         }

@@ -113,6 +113,28 @@ class OnnxRuntimeBackend:
     )
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """ONNX tensors have no strides: strided inputs are packed here first (their logical
+        views copied), and a strided output's logical result is written into its buffer."""
+        from .reference.layout import is_strided, logical_view, with_view_written
+
+        desc = operator["desc"]
+        packed = {
+            name: np.ascontiguousarray(logical_view(np.asarray(array), desc[name]))
+            if is_strided(desc[name])
+            else array
+            for name, array in inputs.items()
+            if name != "OutputTensor"
+        }
+        outputs = self._run_packed(operator, packed)
+        if is_strided(desc["OutputTensor"]):
+            outputs["OutputTensor"] = with_view_written(
+                np.asarray(inputs["OutputTensor"]), desc["OutputTensor"], outputs["OutputTensor"]
+            )
+        return outputs
+
+    def _run_packed(
+        self, operator: Mapping[str, Any], inputs: Mapping[str, Any]
+    ) -> dict[str, np.ndarray]:
         kind = str(operator.get("type", "")).removeprefix("DML_OPERATOR_")
         desc = operator["desc"]
         output = _desc(desc["OutputTensor"])

@@ -1,5 +1,6 @@
-"""Backends with realistic bugs, one part of the semantics each, for the suites' meta tests;
-and one correct backend that resolves overlapping writes the other way round."""
+"""Backends with realistic bugs, one part of the semantics each, for the suites' meta tests
+(strided tensors included); and one correct backend that resolves overlapping writes the other
+way round."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import numpy as np
 
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
+from dmlspec.conformance.layouts import view_offsets
+from dmlspec.reference.layout import is_strided, logical_view, with_view_written
 
 
 class _Wrapped(NumpyBackend):
@@ -187,11 +190,17 @@ class FirstWriteWins(NumpyBackend):
         kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
         if kind not in ("SCATTER_ND", "SCATTER_ELEMENTS", "SCATTER"):
             return reference.run(operator, inputs)
-        _, collisions = reference.run_recording(operator, inputs)
-        outputs = reference.run(operator, inputs)
+        outputs, collisions = reference.run_recording(operator, inputs)
+        tensor = operator["desc"]["OutputTensor"]
         flat = outputs["OutputTensor"].reshape(-1)
+        # Collisions count the logical output's cells; a strided output is its buffer.
+        where = (
+            view_offsets(tensor["Sizes"], tensor["Strides"]).reshape(-1)
+            if is_strided(tensor)
+            else np.arange(flat.size)
+        )
         for (cell,), values in collisions.get("OutputTensor", {}).items():
-            flat[cell] = values[0]
+            flat[where[cell]] = values[0]
         return outputs
 
 
@@ -205,3 +214,71 @@ class DocumentsItsDivergence(Float16AsFloat32):
         {"pattern": "test_support_cell[*-rank-*]", "reason": "a rank cell may draw FLOAT16"},
         {"pattern": "test_documented_example[*]", "reason": "stale: the examples are not FLOAT16"},
     ]
+
+
+class _StridedBug(NumpyBackend):
+    """The reference on packed tensors, with strided buffers read and written by `read` and
+    `write` (each subclass gets one of them wrong)."""
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        desc = operator["desc"]
+        packed_desc = {
+            k: {m: x for m, x in v.items() if m not in ("Strides", "TotalTensorSizeInBytes")}
+            if isinstance(v, dict)
+            else v
+            for k, v in desc.items()
+        }
+        logical = {
+            k: self.read(np.asarray(v), desc[k]) if is_strided(desc[k]) else v
+            for k, v in inputs.items()
+            if k != "OutputTensor"
+        }
+        outputs = reference.run({"type": operator["type"], "desc": packed_desc}, logical)
+        if is_strided(desc["OutputTensor"]):
+            outputs["OutputTensor"] = self.write(
+                np.asarray(inputs["OutputTensor"]), desc["OutputTensor"], outputs["OutputTensor"]
+            )
+        return outputs
+
+    def read(self, buffer: np.ndarray, tensor: Mapping[str, Any]) -> np.ndarray:
+        return np.array(logical_view(buffer, tensor))
+
+    def write(
+        self, buffer: np.ndarray, tensor: Mapping[str, Any], logical: np.ndarray
+    ) -> np.ndarray:
+        return with_view_written(buffer, tensor, logical)
+
+
+class IgnoresInputStrides(_StridedBug):
+    """Reads a strided input's buffer as if it were packed (its first prod(Sizes) elements)."""
+
+    def read(self, buffer: np.ndarray, tensor: Mapping[str, Any]) -> np.ndarray:
+        sizes = tensor["Sizes"]
+        return buffer[: int(np.prod(sizes))].reshape(sizes)
+
+
+class WritesOutputGaps(_StridedBug):
+    """Writes the view of a strided output into a fresh zeroed buffer: the gaps are lost."""
+
+    def write(
+        self, buffer: np.ndarray, tensor: Mapping[str, Any], logical: np.ndarray
+    ) -> np.ndarray:
+        return with_view_written(np.zeros_like(buffer), tensor, logical)
+
+
+class MishandlesZeroStrides(_StridedBug):
+    """Takes a zero stride for a packed one, clamping the reads to the buffer."""
+
+    def read(self, buffer: np.ndarray, tensor: Mapping[str, Any]) -> np.ndarray:
+        sizes, strides = list(tensor["Sizes"]), list(tensor["Strides"])
+        running = 1
+        for axis in reversed(range(len(sizes))):
+            if strides[axis] == 0:
+                strides[axis] = running
+            running *= sizes[axis]
+        offsets = np.zeros(sizes, dtype=np.int64)
+        for axis, stride in enumerate(strides):
+            shape = [1] * len(sizes)
+            shape[axis] = sizes[axis]
+            offsets = offsets + np.arange(sizes[axis]).reshape(shape) * stride
+        return np.take(buffer, offsets, mode="clip")

@@ -73,3 +73,15 @@ def test_bad_run_counts_are_refused(runs: str) -> None:
     command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--runs", runs]
     finished = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert finished.returncode == 2 and "--runs must be at least 1" in finished.stderr
+
+
+def test_packed_comparison_times_both_revisions(tmp_path: Path) -> None:
+    output = tmp_path / "packed.json"
+    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--packed-against", "HEAD"]
+    command += ["--packed-only", "--packed-processes", "1", "--runs", "1", "--json", str(output)]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert "after/before" in finished.stdout
+    rows = json.loads(output.read_text())["packed"]["rows"]
+    assert {"gather_nd small", "ops.run gather_nd small"} <= {r["call"] for r in rows}
+    assert all(r["before_seconds"] > 0 and r["after_seconds"] > 0 for r in rows)

@@ -42,7 +42,11 @@ BROKEN = [
     ("ScatterElementsAlongLastAxis", "SCATTER_ELEMENTS"),
     ("Float16AsFloat32", "GATHER_ND"),
     ("CrashesOnInt8", "SCATTER_ND"),
+    ("IgnoresInputStrides", "GATHER_ND"),
+    ("WritesOutputGaps", "SCATTER_ND"),
+    ("MishandlesZeroStrides", "SCATTER_ELEMENTS"),
 ]
+STRIDED = {"IgnoresInputStrides", "WritesOutputGaps", "MishandlesZeroStrides"}
 
 
 @pytest.mark.parametrize(("backend", "operator"), BROKEN, ids=[b for b, _ in BROKEN])
@@ -53,6 +57,8 @@ def test_ci_profile_catches_a_broken_backend(tmp_path: Path, backend: str, opera
     failures = [t for t in results["tests"] if t["outcome"] == "failed"]
     assert failures, "the run failed without a failing test"
     assert (tmp_path / "junit.xml").exists() and (tmp_path / "report.md").exists()
+    if backend in STRIDED:  # packed cases pass: only the strided tests catch these bugs
+        assert {t["test"] for t in failures} <= {"test_strided_layout", "test_random_strided_case"}
 
 
 def test_negative_tests_catch_a_backend_that_validates_nothing(tmp_path: Path) -> None:
@@ -63,7 +69,7 @@ def test_negative_tests_catch_a_backend_that_validates_nothing(tmp_path: Path) -
         for t in json.loads((tmp_path / "results.json").read_text())["tests"]
         if t["outcome"] == "failed"
     }
-    assert failed == {"test_rejects_desc_breaking"}
+    assert failed == {"test_rejects_desc_breaking", "test_rejects_strided_desc_breaking"}
 
 
 def test_a_correct_backend_resolving_overlaps_differently_passes(tmp_path: Path) -> None:

@@ -31,10 +31,10 @@ NAMES = (
 )
 FUNCTIONS = (
     "abs, all, all_at_least, all_equal, all_less, all_ones, as_type, broadcastable, "
-    "buffer_tensor_size, distinct, each_tuple, effective_rank, element_bits, has_flag, "
-    "in_bounds, is_power_of_two, len, level_at_least, max, min, packed_strides, pad_left, "
-    "present, prod, row_cells, same_data_type, same_dimension_count, same_sizes_except, "
-    "slice_cells, sum, sum_along, target_cells, unique_along, unique_targets"
+    "buffer_tensor_size, distinct, distinct_offsets, each_tuple, effective_rank, element_bits, "
+    "has_flag, in_bounds, is_power_of_two, len, level_at_least, max, min, packed_strides, "
+    "pad_left, present, prod, row_cells, same_data_type, same_dimension_count, "
+    "same_sizes_except, slice_cells, sum, sum_along, target_cells, unique_along, unique_targets"
 )
 
 Mutation = Callable[[dict[str, Any]], Any]

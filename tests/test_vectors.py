@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dmlspec import load_catalog
+from dmlspec.reference.layout import logical_view
 from dmlspec.vectors import export as export_module
 from dmlspec.vectors.export import export
 
@@ -130,6 +131,9 @@ def test_exported_onnx_cases_pass_on_onnxruntime(vectors: Path) -> None:
         (actual,) = session.run(None, feeds)
         rules = case["outputs"]["OutputTensor"]
         expected = np.load(vectors / case["id"] / rules["expected"])
+        if "view" in rules:  # a strided case: its ONNX form is packed, the logical view
+            assert "packed" in case["onnx"]
+            expected = np.ascontiguousarray(logical_view(expected, rules["view"]))
         defined = np.ones(expected.shape, dtype=bool)
         if "undefined" in rules:
             defined &= ~np.load(vectors / case["id"] / rules["undefined"]["mask"])
@@ -160,6 +164,49 @@ def test_export_then_run_vectors_round_trips(vectors: Path, backend: str) -> Non
     assert result.returncode == 0, result.stdout[-2000:]
     assert result.stdout.strip().splitlines()[-1].startswith(f"{backend}: ")
     assert " 0 failed" in result.stdout
+
+
+def test_strided_cases_are_exported_as_buffers_with_their_view(vectors: Path) -> None:
+    manifest = json.loads((vectors / "manifest.json").read_text())
+    strided = [c for c in manifest["cases"] if "-layout-" in c["id"]]
+    assert {c["id"].rsplit("-", 1)[-1] for c in strided} == {
+        "padded",
+        "permuted",
+        "broadcast",
+        "oversized",
+    }
+    for case in strided:
+        model = json.loads((vectors / case["id"] / "model.json").read_text())
+        desc = model["dispatchables"]["operator"]["desc"]
+        for name, tensor in desc.items():
+            if not isinstance(tensor, dict) or "Strides" not in tensor:
+                continue
+            itemsize = np.dtype(CATALOG.common.data_type(tensor["DataType"]).numpy).itemsize
+            last = sum((n - 1) * t for n, t in zip(tensor["Sizes"], tensor["Strides"], strict=True))
+            needed = tensor.get("TotalTensorSizeInBytes", -(-(last + 1) * itemsize // 4) * 4)
+            values = model["resources"][name]["initialValues"]  # the whole buffer, initialised
+            assert len(values) == needed // itemsize, (case["id"], name)
+            assert np.load(vectors / case["id"] / f"{name}.npy").size == needed // itemsize
+        if "view" in case["outputs"]["OutputTensor"]:
+            assert case["outputs"]["OutputTensor"]["view"]["outside"] == "unchanged"
+        assert "onnx" not in case or "strides" in case["onnx"]
+
+
+def test_run_vectors_fails_a_backend_writing_a_strided_outputs_gaps(
+    vectors: Path, tmp_path: Path
+) -> None:
+    manifest = json.loads((vectors / "manifest.json").read_text())
+    manifest["cases"] = [c for c in manifest["cases"] if "-layout-" in c["id"]]  # just these
+    for case in manifest["cases"]:
+        (tmp_path / case["id"]).symlink_to(vectors / case["id"])
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    result = cli(
+        "run-vectors", str(tmp_path), "--backend", "tests.broken_backends:WritesOutputGaps"
+    )
+    assert result.returncode == 1
+    assert "outside the strided view changed" in result.stdout
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
+    assert all("-layout-" in line for line in failed), failed
 
 
 def test_run_vectors_fails_a_broken_backend(vectors: Path) -> None:

@@ -43,6 +43,23 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="let kernel timing use JAX's persistent compilation cache (off by default, so "
         "first-call times are real compile times)",
     )
+    parser.add_argument(
+        "--packed-against",
+        metavar="REV",
+        help="also time the packed path (tensors without Strides) at git revision REV and "
+        "in this checkout, alternating processes (e.g. the commit before a change)",
+    )
+    parser.add_argument(
+        "--packed-processes",
+        type=int,
+        default=3,
+        help="with --packed-against: processes per side (default 3)",
+    )
+    parser.add_argument(
+        "--packed-only",
+        action="store_true",
+        help="with --packed-against: run only that comparison",
+    )
     parser.add_argument("--scale", type=float, default=1.0, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -67,6 +84,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("\n".join(builders))
         return 0
+    packed = None
+    if args.packed_against:
+        from .packed import compare_packed, render
+
+        repo = Path(__file__).resolve().parents[2]
+        packed = compare_packed(
+            args.packed_against, repo, processes=args.packed_processes, rounds=args.runs
+        )
+        print(render(packed) + "\n")
+        if args.packed_only:
+            if args.json:
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.write_text(json.dumps({"packed": packed}, indent=2) + "\n")
+            return 0
     names = args.cases or list(builders)
     unknown = [n for n in names if n not in builders]
     if unknown:
@@ -133,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             "cases": cases_out,
             "targets": targets,
             "suite": suites,
+            "packed": packed,
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")

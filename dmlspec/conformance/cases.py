@@ -42,6 +42,7 @@ class Case:
     inputs: dict[str, np.ndarray]
     feature_level: str
     seed: int
+    layouts: tuple[tuple[str, str], ...] = ()  # tensor field, layout (strided cases only)
 
     def describe(self, limit: int = 20) -> str:
         """The case as text to rerun it: operator JSON and (small) inputs."""
@@ -51,6 +52,8 @@ class Case:
             f"seed {self.seed} at feature level {self.feature_level}",
             json.dumps(self.operator),
         ]
+        if self.layouts:
+            lines.insert(1, "layouts: " + ", ".join(f"{t} {name}" for t, name in self.layouts))
         for name, array in self.inputs.items():
             shown = array.reshape(-1)[:limit].tolist()
             more = " ..." if array.size > limit else ""

@@ -4,6 +4,10 @@ The NumPy reference gives the expected output; the spec's requires constraints s
 cells are undefined (skipped) and, for overlapping writes, which values are allowed (any of
 the colliding updates). A backend that raises anything but Unsupported or InvalidOperator,
 or returns the wrong outputs, shapes or dtypes, fails the case with a clear message.
+
+Strided outputs (descs with Strides) come back as whole buffers: they are compared inside
+their view by the same rules, and every element outside it must be bitwise what the backend
+was given (the sentinel the layout filled it with).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from ..binding import bind_desc
 from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, OperatorSpec
+from ..reference.layout import changed_outside_view, is_strided, logical_view
 from ..validation import check_requires
 from .cases import Case
 
@@ -37,7 +42,13 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
 
     Raises Unsupported when the backend does not implement the case (a skip, never a pass)."""
     expected, collisions = reference.run_recording(case.operator, case.inputs)
-    requires = check_requires(case.operator, case.inputs, case.feature_level)
+    desc = case.operator["desc"]
+    logical = {
+        name: logical_view(array, desc[name]) if is_strided(desc[name]) else array
+        for name, array in case.inputs.items()
+        if name not in expected
+    }
+    requires = check_requires(case.operator, logical, case.feature_level)
     try:
         actual = backend.run(case.operator, {k: v.copy() for k, v in case.inputs.items()})
     except Unsupported:
@@ -57,6 +68,11 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
                 f"{name} must be {want.dtype}{list(want.shape)} as its desc says; "
                 f"got {got.dtype}{list(got.shape)}",
             )
+        if is_strided(desc[name]):
+            gaps = _gaps_changed(case.inputs[name], got, desc[name])
+            if gaps:
+                raise _fail(case, f"{name}: elements outside the strided view changed: {gaps}")
+            want, got = logical_view(want, desc[name]), logical_view(got, desc[name])
         defined = ~requires.undefined.get(name, np.zeros(want.shape, dtype=bool))
         allowed = collisions.get(name, {})
         flat_defined = defined.reshape(-1)
@@ -70,6 +86,15 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
         problems += [str(m) for m in _compare(catalog, spec, case, name, want, got, defined)]
         if problems:
             raise _fail(case, f"{name} differs from the reference:\n  " + "\n  ".join(problems[:5]))
+
+
+def _gaps_changed(initial: np.ndarray, got: np.ndarray, tensor: Mapping[str, Any]) -> str:
+    """Where a returned strided buffer differs, outside its view, from the one given."""
+    changed = changed_outside_view(initial, got, tensor)
+    shown = ", ".join(
+        f"element {i}: {initial[i].item()!r} became {got[i].item()!r}" for i in changed[:3].tolist()
+    )
+    return f"{changed.size} buffer elements, e.g. {shown}" if changed.size else ""
 
 
 def _compare(

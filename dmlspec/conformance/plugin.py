@@ -117,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _session_results.clear()
     config.stash[_RESULTS] = []
     _worker_cells.clear()
+    _worker_layouts.clear()
     _worker_cases[0] = 0
     config.stash[_EXPECTED] = []
 
@@ -257,24 +258,29 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 # One pytest session per process: its results, and the coverage xdist workers sent.
 _session_results: list[dict[str, Any]] = []
 _worker_cells: Counter[tuple[str, ...]] = Counter()
+_worker_layouts: Counter[tuple[str, ...]] = Counter()
 _worker_cases = [0]  # cases xdist workers ran
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     cells: Counter[tuple[str, ...]] = Counter()
+    layouts: Counter[tuple[str, ...]] = Counter()
     cases = 0
     if _TARGET in config.stash:
         cells.update(config.stash[_TARGET].cells)
+        layouts.update(config.stash[_TARGET].layouts)
         cases = config.stash[_TARGET].cases
     if hasattr(config, "workerinput"):  # an xdist worker: hand the coverage to the controller
         config.workeroutput["dml_cells"] = [[*cell, count] for cell, count in cells.items()]  # type: ignore[attr-defined]
+        config.workeroutput["dml_layouts"] = [[*use, n] for use, n in layouts.items()]  # type: ignore[attr-defined]
         config.workeroutput["dml_cases"] = cases  # type: ignore[attr-defined]
         return
     cells.update(_worker_cells)
+    layouts.update(_worker_layouts)
     report_dir = config.getoption("dml_report")
     if report_dir and _session_results:
-        _write_results(config, Path(report_dir), cells, cases + _worker_cases[0])
+        _write_results(config, Path(report_dir), cells, cases + _worker_cases[0], layouts)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -283,6 +289,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", {})
     for *cell, count in output.get("dml_cells", []):
         _worker_cells[tuple(cell)] += count
+    for *use, count in output.get("dml_layouts", []):
+        _worker_layouts[tuple(use)] += count
     _worker_cases[0] += output.get("dml_cases", 0)
 
 
@@ -318,8 +326,34 @@ def coverage_table(
     return {"cells": rows, "total": len(rows), "hit": sum(1 for r in rows if r["hits"])}
 
 
+def layout_table(operators: set[str], layouts: Counter[tuple[str, ...]]) -> dict[str, Any]:
+    """Every (operator, tensor, layout) the common spec allows, with how often it ran."""
+    rows = []
+    for spec in catalog().operators:
+        if spec.name not in operators:
+            continue
+        for tensor in spec.tensor_fields:
+            kind = "OUTPUT" if tensor.is_output else "INPUT"
+            for layout in catalog().common.tensor_layouts:
+                if kind in layout.tensor_kinds:
+                    key = (spec.name, tensor.name, layout.name)
+                    rows.append(
+                        {
+                            "operator": spec.name,
+                            "tensor": tensor.name,
+                            "layout": layout.name,
+                            "hits": layouts.get(key, 0),
+                        }
+                    )
+    return {"layouts": rows, "total": len(rows), "hit": sum(1 for r in rows if r["hits"])}
+
+
 def _write_results(
-    config: pytest.Config, folder: Path, cells: Counter[tuple[str, ...]], cases: int
+    config: pytest.Config,
+    folder: Path,
+    cells: Counter[tuple[str, ...]],
+    cases: int,
+    layouts: Counter[tuple[str, ...]],
 ) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     target = _target(config)
@@ -332,6 +366,7 @@ def _write_results(
         "tests": _session_results,
         "cases": cases,
         "coverage": coverage_table(target.feature_level, operators, cells),
+        "layouts": layout_table(operators, layouts),
         "expected_failures": [
             {"pattern": e["pattern"], "reason": e["reason"], "matched": e["used"]} for e in expected
         ],
@@ -344,14 +379,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not _session_results or hasattr(config, "workerinput"):
         return
     cells: Counter[tuple[str, ...]] = Counter(_worker_cells)
+    layouts: Counter[tuple[str, ...]] = Counter(_worker_layouts)
     if _TARGET in config.stash:
         cells.update(config.stash[_TARGET].cells)
+        layouts.update(config.stash[_TARGET].layouts)
     target = _target(config)
-    table = coverage_table(target.feature_level, {r["operator"] for r in _session_results}, cells)
+    operators = {r["operator"] for r in _session_results}
+    table = coverage_table(target.feature_level, operators, cells)
+    layout_hits = layout_table(operators, layouts)
     write = terminalreporter.write_line
     write(
         f"dmlspec: {target.backend.name} at feature level {target.feature_level}: "
-        f"support cells hit {table['hit']}/{table['total']}"
+        f"support cells hit {table['hit']}/{table['total']}, "
+        f"tensor layouts hit {layout_hits['hit']}/{layout_hits['total']}"
     )
     for row in table["cells"]:
         if not row["hits"]:

@@ -36,9 +36,41 @@ def render_matrix(results: dict[str, Any]) -> str:
         f"{results['backend']} at feature level {results['feature_level']}: "
         + ", ".join(f"{totals.get(o, 0)} {o}" for o in OUTCOMES)
         + f"; support cells hit {coverage['hit']}/{coverage['total']}"
+        + (
+            f"; tensor layouts hit {results['layouts']['hit']}/{results['layouts']['total']}"
+            if results.get("layouts")
+            else ""
+        )
         + (f"; {results['cases']} cases run" if "cases" in results else "")
     )
     return "\n".join(lines)
+
+
+def _layout_lines(results: dict[str, Any]) -> list[str]:
+    """Per operator, which tensors ran in which layouts (strided tensors, spec/common.json)."""
+    table = results.get("layouts")
+    if not table or not table["layouts"]:
+        return []
+    lines = [
+        "",
+        f"## Tensor layouts: {table['hit']} of {table['total']} (operator, tensor, layout) run",
+        "",
+        "| operator | tensor | " + " | ".join(_layout_names(table)) + " |",
+        "| --- | --- | " + " | ".join("---:" for _ in _layout_names(table)) + " |",
+    ]
+    hits: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for row in table["layouts"]:
+        hits[(row["operator"], row["tensor"])][row["layout"]] = row["hits"]
+    for (operator, tensor), by_layout in hits.items():
+        shown = [
+            str(by_layout[name]) if name in by_layout else "-" for name in _layout_names(table)
+        ]
+        lines.append(f"| {operator} | {tensor} | " + " | ".join(shown) + " |")
+    return lines
+
+
+def _layout_names(table: dict[str, Any]) -> list[str]:
+    return list(dict.fromkeys(row["layout"] for row in table["layouts"]))
 
 
 def render_markdown(results: dict[str, Any]) -> str:
@@ -70,6 +102,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         ]
     else:
         lines.append("Every cell up to the backend's feature level was exercised.")
+    lines += _layout_lines(results)
     if results["expected_failures"]:
         lines += ["", "## Expected failures (known divergences)", ""]
         for entry in results["expected_failures"]:

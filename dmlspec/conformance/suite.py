@@ -21,6 +21,7 @@ from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, ExampleTensor, OperatorSpec
 from .cases import Case, CellChoice, draw_case, draw_desc
 from .check import run_case
+from .layouts import draw_layout_case
 from .mutate import break_constraint
 
 __all__ = [
@@ -28,11 +29,15 @@ __all__ = [
     "check_boundary",
     "check_cell",
     "check_example",
+    "check_layout",
     "check_negative",
     "check_property",
+    "check_random_layouts",
+    "check_strided_rule",
 ]
 
 Cell = tuple[str, str, str, str, str]  # operator, row level, tensor, kind, value
+LayoutUse = tuple[str, str, str]  # operator, tensor, layout
 CELL_ATTEMPTS = 4
 NEGATIVE_BASES = 30
 
@@ -49,6 +54,7 @@ class Target:
     backend: Any
     feature_level: str
     cells: Counter[Cell] = field(default_factory=Counter)
+    layouts: Counter[LayoutUse] = field(default_factory=Counter)
     cases: int = 0  # cases the backend was given (a property test gives it many)
     last_case: dict[str, str] | None = None  # the running test's output data type and level
 
@@ -57,6 +63,8 @@ class Target:
         return catalog().common.feature_level(self.feature_level).rank
 
     def record(self, spec: OperatorSpec, case: Case) -> None:
+        for tensor, layout in case.layouts:
+            self.layouts[(spec.name, tensor, layout)] += 1
         row = catalog().support_row_at(spec, case.feature_level)
         if row is None:
             return
@@ -160,6 +168,74 @@ def check_property(target: Target, operator: str, seed: int) -> None:
     _run(target, spec, draw_case(catalog(), spec, _highest_row_level(spec, target), seed))
     if target.last_case is not None:  # one test, many cases: no single data type
         target.last_case["data_type"] = "(random)"
+
+
+def check_layout(target: Target, operator: str, layout: str) -> None:
+    """A valid case with every tensor that may take `layout` (spec/common.json) laid out so."""
+    spec = catalog().operator(operator)
+    level = _highest_row_level(spec, target)
+    case = draw_layout_case(catalog(), spec, level, _seed(operator, layout), layout)
+    if case is None:
+        pytest.skip(f"no tensor of {spec.name} can take the {layout} layout")
+    _run(target, spec, case)
+
+
+def check_random_layouts(target: Target, operator: str, seed: int) -> None:
+    """A random valid case, each tensor in a layout drawn from those the spec allows it."""
+    spec = catalog().operator(operator)
+    case = draw_layout_case(catalog(), spec, _highest_row_level(spec, target), seed)
+    if case is None:
+        pytest.skip("the common spec lists no layouts")
+    _run(target, spec, case)
+    if target.last_case is not None:
+        target.last_case["data_type"] = "(random)"
+
+
+def _moving_axis(tensor: dict[str, Any]) -> int | None:
+    return next((i for i, size in enumerate(tensor["Sizes"]) if size > 1), None)
+
+
+def _break_strides(spec: OperatorSpec, desc: dict[str, Any], constraint_id: str) -> bool:
+    """Lay one tensor of `desc` out so that it breaks this tensor rule (in place)."""
+    from ..reference.tensors import numpy_dtype
+
+    for field_ in spec.tensor_fields:
+        tensor = desc.get(field_.name)
+        if not isinstance(tensor, dict):
+            continue
+        packed = [int(np.prod(tensor["Sizes"][i + 1 :])) for i in range(len(tensor["Sizes"]))]
+        if constraint_id == "TENSOR.C4":  # one stride too many
+            tensor["Strides"] = [*packed, 1]
+            return True
+        if constraint_id == "TENSOR.C5":  # a buffer too small for the strides
+            needed = int(np.prod(tensor["Sizes"])) * numpy_dtype(tensor["DataType"]).itemsize
+            tensor.update(Strides=packed, TotalTensorSizeInBytes=-(-needed // 4) * 4 - 4)
+            return True
+        axis = _moving_axis(tensor)
+        if constraint_id == "TENSOR.C10" and field_.is_output and axis is not None:
+            tensor["Strides"] = [0 if i == axis else t for i, t in enumerate(packed)]
+            return True
+    return False
+
+
+def check_strided_rule(target: Target, operator: str, constraint_id: str) -> None:
+    """A valid desc with one tensor laid out to break this tensor rule (TENSOR.C4 Strides of
+    the wrong length, C5 a buffer too small for them, C10 an output whose elements overlap)
+    must be rejected."""
+    from ..validation import validate_operator
+
+    if not getattr(target.backend, "validates", False):
+        pytest.skip(f"{target.backend.name} does not validate descs (validates is False)")
+    spec = catalog().operator(operator)
+    level = _highest_row_level(spec, target)
+    for desc in _bases(operator, level):
+        if not _break_strides(spec, desc, constraint_id):
+            continue
+        fired = validate_operator({"type": spec.operator_type, "desc": desc}, level).fired()
+        if tuple(fired) == (constraint_id,):
+            _expect_rejection(target, spec, desc, level, f"breaks only {constraint_id}")
+            return
+    pytest.skip(f"no drawn {spec.name} desc can break {constraint_id} alone")
 
 
 def _highest_row_level(spec: OperatorSpec, target: Target) -> str:

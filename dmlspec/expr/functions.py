@@ -217,6 +217,32 @@ def _buffer_tensor_size(facts: Facts, data_type: str, sizes: list[int], strides:
     return (size_in_bytes + 3) & ~3
 
 
+# Above this many elements, distinct_offsets decides by the nesting rule alone.
+DISTINCT_OFFSETS_ENUMERATION_LIMIT = 1 << 22
+
+
+def _distinct_offsets(facts: Facts, sizes: list[int], strides: list[int]) -> bool:
+    """No two elements share a buffer offset (dml-strides.md: "each element has a unique
+    address/offset"). Dimensions of size 1 never move; a zero stride repeats a dimension.
+    Nested layouts (each stride, smallest first, beyond the reach of the smaller ones: packed,
+    padded, permuted) are distinct; others are enumerated up to the limit."""
+    moving = sorted((t, s) for s, t in zip(sizes, strides, strict=False) if s > 1)
+    reach = 0
+    for stride, size in moving:
+        if stride <= reach:
+            break
+        reach += stride * (size - 1)
+    else:
+        return True
+    count = math.prod(size for _, size in moving)
+    if any(stride == 0 for stride, _ in moving) or count > DISTINCT_OFFSETS_ENUMERATION_LIMIT:
+        return False
+    offsets = np.zeros(1, dtype=np.int64)
+    for stride, size in moving:
+        offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
+    return bool(np.unique(offsets).size == offsets.size)
+
+
 def _as_type(facts: Facts, value: int | float, data_type: str) -> int | float:
     """The value a DML_SCALAR_UNION of `data_type` holds when given `value`."""
     dtype = facts.numpy_dtype(data_type)
@@ -489,6 +515,14 @@ _FUNCTION_LIST = [
         "DMLCalcBufferTensorSize: bytes up to the one-past-the-end element, rounded up to 4.",
         _fixed(DATA_TYPE, LIST, LIST, returns=INT),
         _buffer_tensor_size,
+    ),
+    Function(
+        "distinct_offsets",
+        "distinct_offsets(sizes: list, strides: list) -> bool",
+        "True when no two elements of a tensor of these sizes and strides share a buffer "
+        "offset (exact up to 2^22 elements; above, only nested layouts count as distinct).",
+        _fixed(LIST, LIST, returns=BOOL),
+        _distinct_offsets,
     ),
     Function(
         "has_flag",

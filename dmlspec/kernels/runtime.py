@@ -5,6 +5,11 @@ keyword fields (defaults and derived outputs compiled from the spec), validates 
 distinct desc (cached), and calls the primitive jitted with its static parameters. 64-bit
 types are computed exactly: calls run under `jax.enable_x64(True)`, scoped to the call, so
 users set no global flag and their own defaults do not change.
+
+Strided tensors (a desc with Strides) are passed as 1-D buffers; the plan of a desc records
+their `Layout`s and the jitted function reads them into logical views and writes the result
+into the output's buffer (dmlspec.kernels.layout). Packed tensors have no Layout, so their
+path is unchanged.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from ..errors import InvalidOperator
 from ..validation.runtime import TensorView, View
 from ..validation.shape import read_desc
 from ..validation.tables import CommonTable
+from .layout import Layout, read_view, write_view
 
 __all__ = ["KernelTable", "call_kernel", "run_operator", "trace_count"]
 
@@ -61,6 +67,15 @@ class _Plan:
     static: tuple[tuple[str, Any], ...]
     output_sizes: tuple[int, ...]
     output_dtype: str
+    layouts: tuple[Layout | None, ...] = ()  # per primitive input; None: passed logical
+    output_layout: Layout | None = None
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        """What the call returns: the logical output, or a strided output's whole buffer."""
+        if self.output_layout is None:
+            return self.output_sizes
+        return (self.output_layout.elements,)
 
 
 def _data_type_of(common: CommonTable, array: Any) -> str:
@@ -115,12 +130,16 @@ def build_desc(
     arrays: Mapping[str, Any],
     fields: Mapping[str, Any],
     outputs: Mapping[str, Mapping[str, Any]],
+    strided: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The operator desc a kernel call describes: defaults and derived outputs filled in."""
+    """The operator desc a kernel call describes: defaults and derived outputs filled in.
+    `strided` gives the descs of inputs passed as buffers (their arrays are 1-D)."""
     desc: dict[str, Any] = {
         name: {"DataType": _data_type_of(kernel.common, array), "Sizes": list(np.shape(array))}
         for name, array in arrays.items()
     }
+    for name, tensor in (strided or {}).items():
+        desc[name] = {**dict(tensor), "DataType": desc[name]["DataType"]}
     desc.update({name: dict(tensor) for name, tensor in outputs.items()})
     desc.update({name: value for name, value in fields.items() if value is not None})
     # What cannot be derived from a malformed call (a 0-d array has no last size) is left
@@ -157,6 +176,19 @@ def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Pla
         tuple(output["Sizes"]),
         kernel.common.data_types[output["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_")].numpy
         or "",
+        tuple(_layout(kernel, view, desc, field) for _, field in kernel.inputs),
+        _layout(kernel, view, desc, kernel.output),
+    )
+
+
+def _layout(kernel: KernelTable, view: View, desc: Mapping[str, Any], field: str) -> Layout | None:
+    """The buffer layout of a tensor whose desc gives Strides; None for a packed one."""
+    if desc[field].get("Strides") is None:
+        return None
+    tensor = getattr(view, field)
+    bits = kernel.common.data_types[tensor.DataType].bits
+    return Layout(
+        tuple(tensor.Sizes), tuple(tensor.Strides), tensor.TotalTensorSizeInBytes * 8 // bits
     )
 
 
@@ -192,16 +224,28 @@ def _jitted(
     dtype: str,
     donate: tuple[int, ...],
     with_out: bool,
+    layouts: tuple[Layout | None, ...] = (),
+    output_layout: Layout | None = None,
 ) -> Callable[..., jax.Array]:
     """The primitive jitted with its static parameters, result shape and dtype bound. With
-    `with_out` it takes one more (unused) argument, the buffer the result is written into."""
+    `with_out` it takes one more argument, the buffer the result is written into: unused for a
+    packed output, the initial buffer of a strided one. Inputs with a Layout arrive as buffers
+    and are read into their logical views first."""
     parameters = dict(static)
 
     def traced(*arrays: jax.Array) -> jax.Array:
         global _traces
         _traces += 1  # runs only while tracing
         inputs = arrays[:-1] if with_out else arrays
-        return primitive(*inputs, **parameters).reshape(shape).astype(dtype)
+        if any(layouts):
+            inputs = tuple(
+                a if layout is None else read_view(a, layout)
+                for a, layout in zip(inputs, layouts, strict=True)
+            )
+        result = primitive(*inputs, **parameters).reshape(shape).astype(dtype)
+        if output_layout is not None:
+            return write_view(arrays[-1], result, output_layout)
+        return result
 
     # keep_unused: an unused donated `out` would otherwise be pruned, and its buffer with it.
     return jax.jit(traced, donate_argnums=donate, keep_unused=with_out)
@@ -224,18 +268,32 @@ def _prepare(
     feature_level: str | None,
     donate: bool,
     out: Any,
+    strided: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Callable[..., jax.Array]:
     """The slow path, once per call signature: build and validate the desc, plan, jit."""
-    desc = build_desc(kernel, arrays, fields, outputs)
+    desc = build_desc(kernel, arrays, fields, outputs, strided)
     plan = _plan(kernel, json.dumps(desc, sort_keys=True), feature_level)
+    for (_, field), layout in zip(kernel.inputs, plan.layouts, strict=True):
+        if layout is not None and np.shape(arrays[field]) != (layout.elements,):
+            raise InvalidOperator(
+                f"{field} has Strides, so it is passed as its buffer: a 1-D array of "
+                f"{layout.elements} elements (TotalTensorSizeInBytes / element size); "
+                f"got shape {list(np.shape(arrays[field]))}"
+            )
     donated: list[int] = []
     if donate and kernel.donate is not None:
         donated.append([field for _, field in kernel.inputs].index(kernel.donate))
+    if out is None and plan.output_layout is not None:
+        raise InvalidOperator(
+            f"{kernel.output} has Strides: pass its initial buffer ({plan.output_layout.elements} "
+            f"elements), which the result is written into"
+        )
     if out is not None:
         actual = (tuple(out.shape), np.dtype(out.dtype).name)
-        if actual != (plan.output_sizes, plan.output_dtype):
+        if actual != (plan.output_shape, plan.output_dtype):
+            what = "shaped and typed as" if plan.output_layout is None else "the buffer of"
             raise ValueError(
-                f"out must be shaped and typed as {kernel.output}: shape {plan.output_sizes} "
+                f"out must be {what} {kernel.output}: shape {plan.output_shape} "
                 f"and dtype {plan.output_dtype}; got shape {actual[0]} and dtype {actual[1]}"
             )
         donated.append(len(kernel.inputs))
@@ -247,6 +305,8 @@ def _prepare(
         plan.output_dtype,
         tuple(donated),
         out is not None,
+        plan.layouts,
+        plan.output_layout,
     )
 
 
@@ -261,11 +321,15 @@ def call_kernel(
     feature_level: str | None = None,
     donate: bool = False,
     out: Any = None,
+    strided: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> jax.Array:
     """Validate (once per call signature) and run the jitted primitive; return the output.
 
     `out`, a jax.Array shaped and typed like the output, is donated: the result is written
-    into its buffer, which saves allocating (and page-faulting) a fresh one."""
+    into its buffer, which saves allocating (and page-faulting) a fresh one. `strided` gives
+    the descs of inputs passed as 1-D buffers (descs with Strides); an output whose desc (in
+    `outputs`) has Strides needs `out`, its initial buffer, and the whole buffer is returned
+    with only the view written."""
     values = [arrays[field] for _, field in kernel.inputs]
     if not all(hasattr(v, "dtype") for v in values):
         values = [v if hasattr(v, "dtype") else np.asarray(v) for v in values]
@@ -284,11 +348,14 @@ def call_kernel(
         feature_level,
         donate,
         None if out is None else (out.shape, out.dtype),
+        _frozen(strided) if strided else (),
     )
     function = _calls.get(key)
     if function is None:
         named = {field: value for (_, field), value in zip(kernel.inputs, values, strict=True)}
-        function = _prepare(kernel, named, fields, outputs or {}, feature_level, donate, out)
+        function = _prepare(
+            kernel, named, fields, outputs or {}, feature_level, donate, out, strided
+        )
         if len(_calls) >= _CACHE_LIMIT:
             _calls.clear()
         _calls[key] = function
@@ -298,36 +365,89 @@ def call_kernel(
         return function(*values)
 
 
+def _problem(
+    kernel: KernelTable, operator: Mapping[str, Any], feature_level: str | None
+) -> tuple[str, tuple[str, ...]] | None:
+    """Why the validators reject the operator (message, constraint ids), or None."""
+    result = kernel.validator.validate(operator, feature_level)
+    if result.valid:
+        return None
+    ids = tuple(result.fired())
+    details = "; ".join(str(v) for v in result.violations)
+    return f"invalid {kernel.name} desc ({', '.join(ids)}): {details}", ids
+
+
+@functools.lru_cache(maxsize=_CACHE_LIMIT)
+def _cached_problem(
+    kernel: KernelTable, operator_key: str, feature_level: str | None
+) -> tuple[str, tuple[str, ...]] | None:
+    """_problem, once per distinct operator JSON: repeated calls skip the validators."""
+    return _problem(kernel, json.loads(operator_key), feature_level)
+
+
 def run_operator(
     kernel: KernelTable,
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
 ) -> dict[str, np.ndarray]:
-    """The backend contract: operator JSON and inputs by field name -> outputs by field name."""
-    result = kernel.validator.validate(operator, feature_level)
-    if not result.valid:
-        ids = result.fired()
-        raise InvalidOperator(
-            f"invalid {kernel.name} desc ({', '.join(ids)}): "
-            + "; ".join(str(v) for v in result.violations),
-            ids,
-        )
-    desc = operator["desc"]
-    arrays = {}
-    for _, field in kernel.inputs:
-        declared = desc[field].get("Desc", desc[field])
-        array = np.asarray(inputs[field])
-        expected = (declared["Sizes"], declared["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_"))
-        actual = (list(array.shape), _data_type_of(kernel.common, array))
-        if tuple(expected) != actual:
+    """The backend contract: operator JSON and inputs by field name -> outputs by field name.
+    Tensors whose desc has Strides are passed and returned as their 1-D buffers; a strided
+    output's initial buffer comes in `inputs` under its field name."""
+    try:
+        key = json.dumps(operator, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # NumPy scalars, NaN: validated uncached
+        problem = _problem(kernel, operator, feature_level)
+    else:
+        problem = _cached_problem(kernel, key, feature_level)
+    if problem is not None:
+        raise InvalidOperator(*problem)
+    desc = {
+        k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
+    }
+    # Only strided descs pay for reading the desc's defaults (their buffers' lengths).
+    fields = [field for _, field in kernel.inputs] + [kernel.output]
+    view = None
+    if any(isinstance(desc[f], Mapping) and desc[f].get("Strides") is not None for f in fields):
+        view = _view(kernel, operator["desc"])
+    arrays, strided = {}, {}
+    for field in fields:
+        layout = None if view is None else _layout(kernel, view, desc, field)
+        if field == kernel.output and layout is None:
+            continue
+        if field not in inputs:
             raise InvalidOperator(
-                f"input {field} must have shape {expected[0]} and data type {expected[1]} "
+                f"{field} has Strides: its initial buffer must be passed under {field!r}"
+            )
+        declared = desc[field]
+        array = np.asarray(inputs[field])
+        data_type = declared["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_")
+        expected = (list(declared["Sizes"]) if layout is None else [layout.elements], data_type)
+        actual = (list(array.shape), _data_type_of(kernel.common, array))
+        if expected != actual:
+            what = "shape" if layout is None else "its buffer's shape (Strides given)"
+            raise InvalidOperator(
+                f"{field} must have {what} {expected[0]} and data type {expected[1]} "
                 f"as its desc says; got shape {actual[0]} and {actual[1]}"
             )
         arrays[field] = array
-    fields = {k: v for k, v in desc.items() if k not in arrays}
-    tensors = {k: v.get("Desc", v) for k, v in fields.items() if isinstance(v, Mapping)}
-    scalars = {k: v for k, v in fields.items() if not isinstance(v, Mapping)}
-    output = call_kernel(kernel, arrays, scalars, tensors, feature_level)
+        if layout is not None and field != kernel.output:
+            strided[field] = declared
+    initial = arrays.pop(kernel.output, None)
+    out = None
+    if initial is not None:
+        with jax.enable_x64(True):  # 64-bit buffers stay 64-bit
+            out = jax.numpy.array(initial)  # a copy: donated and written into
+    rest = {k: v for k, v in desc.items() if k not in arrays}
+    tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping)}
+    scalars = {k: v for k, v in rest.items() if not isinstance(v, Mapping)}
+    output = call_kernel(
+        kernel,
+        arrays,
+        scalars,
+        tensors,
+        feature_level,
+        out=out,
+        strided=strided,
+    )
     return {kernel.output: np.asarray(output)}

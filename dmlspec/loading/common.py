@@ -36,10 +36,46 @@ class CommonBuilder(Builder):
         )
         # Tensor rules are type-checked against the members and enums built above.
         constraints = self.tensor_constraints(partial)
+        layouts, rules = self.layouts()
         operator_sets = self.operator_sets()
         if self.report.count:
             return None
-        return replace(partial, tensor_constraints=tuple(constraints), operator_sets=operator_sets)
+        return replace(
+            partial,
+            tensor_constraints=tuple(constraints),
+            tensor_layouts=layouts,
+            layout_rules=rules,
+            operator_sets=operator_sets,
+        )
+
+    def layouts(self) -> tuple[tuple[m.TensorLayout, ...], m.LayoutRules | None]:
+        """tensor.layouts and tensor.layout_rules (both optional)."""
+        layouts, seen = [], set()
+        for i, raw in enumerate(self.data["tensor"].get("layouts", [])):
+            at: list[str | int] = ["tensor", "layouts", i]
+            if raw["name"] in seen:
+                self.report.at([*at, "name"], f"duplicate layout {raw['name']!r}")
+            seen.add(raw["name"])
+            sources = self.sources(raw["sources"], [*at, "sources"])
+            layouts.append(
+                m.TensorLayout(raw["name"], tuple(raw["tensor_kinds"]), raw["doc"], sources)
+            )
+        raw_rules = self.data["tensor"].get("layout_rules")
+        if raw_rules is None:
+            return tuple(layouts), None
+        undefined, ids = [], set()
+        for i, raw in enumerate(raw_rules["undefined"]):
+            at = ["tensor", "layout_rules", "undefined", i]
+            if raw["id"] in ids:
+                self.report.at([*at, "id"], f"duplicate id {raw['id']!r}")
+            ids.add(raw["id"])
+            sources = self.sources(raw["sources"], [*at, "sources"])
+            undefined.append(
+                m.LayoutUndefined(
+                    raw["id"], tuple(raw["doc"]), sources, raw["what"], raw["dmlspec"]
+                )
+            )
+        return tuple(layouts), m.LayoutRules(raw_rules["sentinel_byte"], tuple(undefined))
 
     def operator_sets(self) -> tuple[m.OperatorSet, ...]:
         sets, seen = [], set()

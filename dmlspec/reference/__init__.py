@@ -7,6 +7,11 @@ leave overlapping writes undefined).
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
 its dimension writes nothing (scatter) or reads zero (gather).
+
+Strided tensors (descs with Strides) travel as 1-D buffers: inputs are read through their
+logical views (`layout.logical_view`, NumPy's as_strided), and a strided output's initial
+buffer, given in `inputs` under its field name, comes back with only its view written.
+Recorded collisions count cells of the logical output, row-major.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import numpy as np
 from ..errors import Unsupported
 from .fill_value_sequence import fill_value_sequence
 from .gather_nd import gather_nd
+from .layout import is_strided, logical_view, with_view_written
 from .scatter_elements import scatter_elements
 from .scatter_nd import scatter_nd
 from .tensors import WriteLog, Writes, collisions, numpy_dtype, tensor_desc
@@ -44,6 +50,12 @@ def run_recording(
     desc = operator["desc"]
     name = _short_type(operator)
     writes: WriteLog = []
+    given = inputs
+    inputs = {
+        field: logical_view(np.asarray(array), desc[field]) if is_strided(desc[field]) else array
+        for field, array in given.items()
+        if field != "OutputTensor"
+    }
     if name == "SCATTER_ND":
         output = scatter_nd(
             np.asarray(inputs["InputTensor"]),
@@ -76,6 +88,10 @@ def run_recording(
         )
     else:
         raise Unsupported(f"the NumPy reference has no {operator.get('type')!r}")
+    if is_strided(desc["OutputTensor"]):
+        if "OutputTensor" not in given:
+            raise ValueError("OutputTensor has Strides: its initial buffer must be in inputs")
+        output = with_view_written(np.asarray(given["OutputTensor"]), desc["OutputTensor"], output)
     repeated = collisions(writes)
     return {"OutputTensor": output}, {"OutputTensor": repeated} if repeated else {}
 

@@ -9,6 +9,15 @@ manifest.json lists every case: id, operator, feature level, data types, files, 
 rule, and which cells are undefined (for colliding writes, the allowed values as bit patterns).
 The same command writes byte-identical files, and only regular files inside the output
 folder: a symbolic link planted there is replaced, never written through.
+
+Strided cases (one per layout of the common spec and operator) hold their strided tensors as
+buffers: <name>.npy and the model's resources are the whole buffers (TotalTensorSizeInBytes,
+else DMLCalcBufferTensorSize), a strided output's resource starts as its sentinel-filled
+initial buffer and expected_<Output>.npy is the whole buffer after the operator. The manifest
+gives each strided output's view; undefined masks and colliding-write cells count the view's
+logical elements, row-major, and every element outside the view must come back unchanged.
+ONNX tensors have no strides: a strided case's onnx/ folder holds it with every tensor packed
+(the logical arrays), and its manifest entry says so.
 """
 
 from __future__ import annotations
@@ -25,8 +34,10 @@ import numpy as np
 
 from .. import reference
 from ..conformance.cases import Case, CellChoice, draw_case
+from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, ExampleTensor, OperatorSpec
 from ..safeio import write_file
+from ..reference.layout import is_strided, logical_view
 from ..validation import check_requires, validate_operator
 
 __all__ = ["MAX_CASE_BYTES", "ExportedCase", "export", "iter_cases"]
@@ -105,6 +116,12 @@ def iter_cases(
                         case,
                     )
         if catalog.support_row_at(spec, level) is not None:
+            for layout in catalog.common.tensor_layouts:
+                if layout.name == "packed":
+                    continue
+                strided = draw_layout_case(catalog, spec, level, 2000, layout.name)
+                if strided is not None:
+                    yield ExportedCase(f"{prefix}-layout-{layout.name}", spec, strided)
             for seed in range(PROPERTY_CASES[profile]):
                 yield ExportedCase(
                     f"{prefix}-random-{seed:04d}",
@@ -147,17 +164,19 @@ def _dxdispatch_model(
     bindings = {}
     for name, array in case.inputs.items():
         # Inline values: DxDispatch's schema admits no file initializer (its Guide does; the
-        # same data sits beside the model as <name>.npy for other runners).
+        # same data sits beside the model as <name>.npy for other runners). A strided
+        # output's initial buffer is an input of the case too.
         resources[name] = {
             "initialValuesDataType": case.operator["desc"][name]["DataType"],
             "initialValues": [_json_value(v) for v in array.reshape(-1).tolist()],
         }
         bindings[name] = name
     for name, array in outputs.items():
-        resources[name] = {
-            "initialValuesDataType": case.operator["desc"][name]["DataType"],
-            "initialValues": {"valueCount": int(array.size), "value": 0},
-        }
+        if name not in resources:
+            resources[name] = {
+                "initialValuesDataType": case.operator["desc"][name]["DataType"],
+                "initialValues": {"valueCount": int(array.size), "value": 0},
+            }
         bindings[name] = name
     return {
         "$schema": "./_schema.json",
@@ -168,6 +187,32 @@ def _dxdispatch_model(
             *({"type": "print", "resource": name} for name in outputs),
         ],
     }
+
+
+def _packed(case: Case, outputs: dict[str, np.ndarray]) -> tuple[Case, dict[str, np.ndarray]]:
+    """The case with every tensor packed: Strides and TotalTensorSizeInBytes dropped, inputs
+    and outputs their logical arrays."""
+    desc = case.operator["desc"]
+    if not any(isinstance(v, dict) and is_strided(v) for v in desc.values()):
+        return case, outputs
+    packed_desc = {
+        k: {m: x for m, x in v.items() if m not in ("Strides", "TotalTensorSizeInBytes")}
+        if isinstance(v, dict)
+        else v
+        for k, v in desc.items()
+    }
+    inputs = {
+        k: np.ascontiguousarray(logical_view(v, desc[k]) if is_strided(desc[k]) else v)
+        for k, v in case.inputs.items()
+        if k not in outputs
+    }
+    logical = {
+        k: np.ascontiguousarray(logical_view(v, desc[k]) if is_strided(desc[k]) else v)
+        for k, v in outputs.items()
+    }
+    return Case(
+        {"type": case.operator["type"], "desc": packed_desc}, inputs, case.feature_level, case.seed
+    ), logical
 
 
 def _onnx_files(case: Case, outputs: dict[str, np.ndarray]) -> dict[str, bytes] | None:
@@ -212,7 +257,8 @@ def export(
     for exported in iter_cases(catalog, operators, level, profile):
         case, spec = exported.case, exported.spec
         outputs, collisions = reference.run_recording(case.operator, case.inputs)
-        requires = check_requires(case.operator, case.inputs, case.feature_level)
+        packed_case, packed_outputs = _packed(case, outputs)
+        requires = check_requires(packed_case.operator, packed_case.inputs, case.feature_level)
         files: dict[str, bytes] = {f"{n}.npy": _npy(a) for n, a in case.inputs.items()}
         files |= {f"expected_{n}.npy": _npy(a) for n, a in outputs.items()}
         entry: dict[str, Any] = {
@@ -237,6 +283,13 @@ def export(
                     "mask": f"undefined_{name}.npy",
                     "values": requires.allowed[name],
                 }
+            tensor = case.operator["desc"][name]
+            if is_strided(tensor):
+                output_entry["view"] = {
+                    "Sizes": tensor["Sizes"],
+                    "Strides": tensor["Strides"],
+                    "outside": "unchanged",
+                }
             if collisions.get(name):
                 output_entry["colliding_writes"] = {
                     str(cell): _bits(values, array.dtype)
@@ -248,9 +301,14 @@ def export(
                 json.dumps(_dxdispatch_model(spec, case, outputs), indent=2, sort_keys=True) + "\n"
             ).encode()
         if "onnx" in formats:
-            onnx_files = _onnx_files(case, outputs)
+            onnx_files = _onnx_files(packed_case, packed_outputs)
             if onnx_files is not None:
                 files |= onnx_files
+                if packed_case is not case:
+                    entry["onnx"] = (
+                        "packed: ONNX tensors have no strides, so onnx/ holds every tensor as its "
+                        "logical array; the strides and buffer sizes are left out"
+                    )
         size = sum(len(data) for data in files.values())
         if size > MAX_CASE_BYTES and not large:
             manifest["left_out"].append(

@@ -5,7 +5,10 @@ files, the inputs beside each model) must stay inside the folder unless the user
 path, files are read only when regular and within the size limit, .npy files never unpickle,
 and every stored array must have the data type and shape its desc gives it. A malformed
 folder raises `VectorsError`, one line naming the file and what is wrong.
-"""
+
+A strided output (its manifest entry has a `view`) is a whole buffer: the elements outside the
+view must be bitwise those expected (the initial buffer's, unchanged), and the view is
+compared by the rules like any output."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
 from ..limits import cut, quote
 from ..safeio import UnsafePath, confine, read_npy
+from ..reference.layout import changed_outside_view, logical_view
 
 __all__ = ["VectorResult", "VectorsError", "run_vectors"]
 
@@ -260,6 +264,17 @@ def _run_one(
                 f"{name} is {actual.dtype}{list(actual.shape)}; "
                 f"expected {expected.dtype}{list(expected.shape)}",
             )
+        if "view" in rules:
+            view = rules["view"]
+            changed = changed_outside_view(expected, actual, view)
+            if changed.size:
+                return VectorResult(
+                    entry["id"],
+                    "failed",
+                    f"{name}: {changed.size} buffer elements outside the strided view changed "
+                    f"(first at {int(changed[0])})",
+                )
+            expected, actual = logical_view(expected, view), logical_view(actual, view)
         defined = np.ones(expected.shape, dtype=bool)
         if checked.undefined is not None:
             defined &= ~checked.undefined

@@ -3,8 +3,9 @@
 """Conformance suite for DML_OPERATOR_FILL_VALUE_SEQUENCE.
 
 Run it with `dmlspec conformance --backend NAME` (or pytest with --dml-backend): documented
-examples, every support-table cell up to the backend's feature level, random valid cases, and for
-validating backends every error constraint broken alone and every cell above the backend's level.
+examples, every support-table cell up to the backend's feature level, random valid cases, strided
+tensors in every layout of the common spec, and for validating backends every error constraint
+broken alone and every cell above the backend's level.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ INTRODUCED = (
     ("5_0", "OutputTensor", "data_type", "INT64"),
     ("5_0", "OutputTensor", "data_type", "UINT64"),
 )
+LAYOUTS = ("padded", "permuted", "broadcast", "oversized")
+STRIDED_RULES = ("TENSOR.C4", "TENSOR.C5", "TENSOR.C10")
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -110,3 +113,18 @@ def test_rejects_cell_above_the_backend_level(
     dml: Target, level: str, tensor: str, kind: str, value: str
 ) -> None:
     suite.check_boundary(dml, OPERATOR, level, tensor, kind, value)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_strided_layout(dml: Target, layout: str) -> None:
+    suite.check_layout(dml, OPERATOR, layout)
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_strided_case(dml: Target, seed: int) -> None:
+    suite.check_random_layouts(dml, OPERATOR, seed)
+
+
+@pytest.mark.parametrize("rule", STRIDED_RULES)
+def test_rejects_strided_desc_breaking(dml: Target, rule: str) -> None:
+    suite.check_strided_rule(dml, OPERATOR, rule)

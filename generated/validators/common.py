@@ -312,6 +312,13 @@ def _tensor_c9(s: View) -> bool:
     return bool(not fn.has_flag(s.T.Flags, "OWNED_BY_DML") or s.TensorKind == "INPUT")
 
 
+def _tensor_c10(s: View) -> bool:
+    """TENSOR.C10: an output tensor's Strides must give every element its own buffer offset (no zero
+    strides, no overlapping elements).
+    """
+    return bool(s.TensorKind == "INPUT" or fn.distinct_offsets(s.T.Sizes, s.T.Strides))
+
+
 TENSOR_RULES: tuple[Rule, ...] = (
     Rule(
         "TENSOR.C1",
@@ -413,6 +420,21 @@ TENSOR_RULES: tuple[Rule, ...] = (
         operands=(
             ("T.Flags", lambda s: s.T.Flags),
             ("TensorKind", lambda s: s.TensorKind),
+        ),
+    ),
+    Rule(
+        "TENSOR.C10",
+        _tensor_c10,
+        (
+            "an output tensor's Strides must give every element its own buffer offset (no zero "
+            "strides, no overlapping elements)"
+        ),
+        "/Sizes",
+        depends_on=("TENSOR.C2", "TENSOR.C3", "TENSOR.C4"),
+        operands=(
+            ("TensorKind", lambda s: s.TensorKind),
+            ("T.Sizes", lambda s: s.T.Sizes),
+            ("T.Strides", lambda s: s.T.Strides),
         ),
     ),
 )

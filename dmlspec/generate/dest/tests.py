@@ -1,12 +1,13 @@
 """Emit generated/tests/test_<operator>.py: an operator's conformance suite, from its spec.
 
 The module only lists what to test, read from the spec: the documented examples, every support
-cell, every error constraint and every cell a feature level introduces; the checks themselves
-live in dmlspec.conformance.suite.
+cell, every error constraint, every cell a feature level introduces and the strided layouts of
+the common spec; the checks themselves live in dmlspec.conformance.suite.
 """
 
 from __future__ import annotations
 
+from ...conformance.layouts import strided_rules
 from ...model import Catalog, OperatorSpec
 from ..header import python_header
 from ..pysource import docstring, q
@@ -76,8 +77,9 @@ def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
         f"Conformance suite for {' or '.join(spec.operator_types)}.\n\n"
         "Run it with `dmlspec conformance --backend NAME` (or pytest with --dml-backend): "
         "documented examples, every support-table cell up to the backend's feature level, "
-        "random valid cases, and for validating backends every error constraint broken alone "
-        "and every cell above the backend's level.",
+        "random valid cases, strided tensors in every layout of the common spec, and for "
+        "validating backends every error constraint broken alone and every cell above the "
+        "backend's level.",
         0,
     )
     lines += [
@@ -97,6 +99,10 @@ def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
     lines += _tuple_of_tuples("CELLS", _cells(spec))  # type: ignore[arg-type]
     lines += _strings("CONSTRAINTS", errors)
     lines += _tuple_of_tuples("INTRODUCED", _introduced(spec))  # type: ignore[arg-type]
+    lines += _strings(
+        "LAYOUTS", [t.name for t in catalog.common.tensor_layouts if t.name != "packed"]
+    )
+    lines += _strings("STRIDED_RULES", strided_rules(catalog.common))
     lines += [
         "",
         "",
@@ -133,6 +139,21 @@ def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
         "    dml: Target, level: str, tensor: str, kind: str, value: str",
         ") -> None:",
         "    suite.check_boundary(dml, OPERATOR, level, tensor, kind, value)",
+        "",
+        "",
+        '@pytest.mark.parametrize("layout", LAYOUTS)',
+        "def test_strided_layout(dml: Target, layout: str) -> None:",
+        "    suite.check_layout(dml, OPERATOR, layout)",
+        "",
+        "",
+        "@given(seed=st.integers(0, 2**32 - 1))",
+        "def test_random_strided_case(dml: Target, seed: int) -> None:",
+        "    suite.check_random_layouts(dml, OPERATOR, seed)",
+        "",
+        "",
+        '@pytest.mark.parametrize("rule", STRIDED_RULES)',
+        "def test_rejects_strided_desc_breaking(dml: Target, rule: str) -> None:",
+        "    suite.check_strided_rule(dml, OPERATOR, rule)",
     ]
     return "\n".join(lines) + "\n"
 
