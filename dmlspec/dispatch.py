@@ -27,8 +27,8 @@ import numpy as np
 from .errors import InvalidOperator, Unsupported
 from .jsonio import JsonReadError, read_json_file
 from .limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
-from .safeio import UnsafePath, confine, read_bytes, read_npy
 from .reference.layout import buffer_elements
+from .safeio import UnsafePath, confine, read_bytes, read_npy
 
 __all__ = ["DispatchError", "format_resource", "run_model"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .loading.operator import values_shape
-from .model import Catalog, Example, ExampleFields, ExampleTensor, OperatorSpec
+from .model import Catalog, Example, ExampleFields, ExampleTensor, OperatorSpec, example_field_value
 from .validation import ValidationResult, validate_operator
 
 __all__ = ["ExampleVerdict", "lint", "render_lint"]
@@ -50,7 +50,7 @@ def operator_json(spec: OperatorSpec, fields: ExampleFields) -> dict[str, Any]:
         elif isinstance(value, tuple):  # a tensor array
             desc[name] = [{k: v for k, v in t.to_json().items() if k != "Values"} for t in value]
         else:
-            desc[name] = value
+            desc[name] = example_field_value(spec.field(name), value)
     return {"type": spec.operator_type, "desc": desc}
 
 

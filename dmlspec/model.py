@@ -47,6 +47,7 @@ __all__ = [
     "TensorSupport",
     "UndefinedEffect",
     "Unencoded",
+    "example_field_value",
 ]
 
 Json = dict[str, Any]
@@ -620,6 +621,24 @@ class ExampleTensor:
 
 
 ExampleValue = ExampleTensor | tuple[ExampleTensor, ...] | int | float | str
+
+
+_NAMED_LIMITS = {"INT32_MIN": -(2**31), "INT32_MAX": 2**31 - 1, "UINT32_MAX": 2**32 - 1}
+_BRACED = re.compile(r"^\{\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\}$")
+
+
+def example_field_value(field: Field, value: ExampleValue) -> Any:
+    """A scalar of an example as operator JSON takes it: pages print arrays as `{0, 1}` and
+    BOOLs as `TRUE`/`FALSE`; every other value is kept as written."""
+    if isinstance(value, str) and field.is_array:
+        braced = _BRACED.match(value.strip())
+        if braced is not None:
+            return [int(x) for x in (braced.group(1) or "").split(",") if x.strip()]
+    if isinstance(value, str) and field.kind == "bool" and value.upper() in ("TRUE", "FALSE"):
+        return value.upper() == "TRUE"
+    if isinstance(value, str) and field.kind in ("int", "uint") and value in _NAMED_LIMITS:
+        return _NAMED_LIMITS[value]
+    return value
 
 
 def _example_json(value: ExampleValue) -> Any:

@@ -14,26 +14,32 @@ import pytest
 
 from dmlspec import load_catalog
 from dmlspec.binding import bind_desc, evaluate_constraints
-from dmlspec.model import Catalog, ExampleFields, ExampleTensor, OperatorSpec
+from dmlspec.model import (
+    Catalog,
+    ExampleFields,
+    ExampleTensor,
+    OperatorSpec,
+    example_field_value,
+)
 
 from .conftest import REPO_ROOT, SPEC_DIR
 
 OPERATORS = ["FILL_VALUE_SEQUENCE", "GATHER_ND", "SCATTER_ELEMENTS", "SCATTER_ND"]
 
 
-def fields_json(fields: ExampleFields) -> dict[str, Any]:
+def fields_json(spec: OperatorSpec, fields: ExampleFields) -> dict[str, Any]:
     return {
         k: v.to_json()
         if isinstance(v, ExampleTensor)
         else [t.to_json() for t in v]
         if isinstance(v, tuple)
-        else v
+        else example_field_value(spec.field(k), v)
         for k, v in fields
     }
 
 
 def failing(catalog: Catalog, spec: OperatorSpec, fields: ExampleFields) -> set[str]:
-    env = bind_desc(catalog.common, spec, fields_json(fields))
+    env = bind_desc(catalog.common, spec, fields_json(spec, fields))
     outcomes = evaluate_constraints(spec.constraints, env)
     assert not [o for o in outcomes.values() if o.status == "error"], outcomes
     return {cid for cid, o in outcomes.items() if o.status == "fail"}

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from ..model import Catalog, ExampleTensor, OperatorSpec, SupportRow
+from ..model import Catalog, OperatorSpec, SupportRow
 from ..validation import validate_operator
 from .mutate import resized
 
@@ -36,14 +36,9 @@ _SCALAR_CANDIDATES = {
 
 def example_desc(spec: OperatorSpec, fields: Any) -> Desc:
     """An example's fields as operator JSON desc (tensor values left out)."""
-    desc: Desc = {}
-    for name, value in fields:
-        if isinstance(value, ExampleTensor):
-            desc[name] = {"DataType": value.data_type, "Sizes": list(value.sizes)}
-        elif isinstance(value, tuple):
-            desc[name] = [{"DataType": t.data_type, "Sizes": list(t.sizes)} for t in value]
-        else:
-            desc[name] = value
+    from ..lint import operator_json
+
+    desc: Desc = operator_json(spec, fields)["desc"]
     return desc
 
 

@@ -36,8 +36,8 @@ from .. import reference
 from ..conformance.cases import Case, CellChoice, draw_case
 from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, ExampleTensor, OperatorSpec
-from ..safeio import write_file
 from ..reference.layout import is_strided, logical_view
+from ..safeio import write_file
 from ..validation import check_requires, validate_operator
 
 __all__ = ["MAX_CASE_BYTES", "ExportedCase", "export", "iter_cases"]

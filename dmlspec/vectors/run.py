@@ -23,8 +23,8 @@ from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
 from ..limits import cut, quote
-from ..safeio import UnsafePath, confine, read_npy
 from ..reference.layout import changed_outside_view, logical_view
+from ..safeio import UnsafePath, confine, read_npy
 
 __all__ = ["VectorResult", "VectorsError", "run_vectors"]
 

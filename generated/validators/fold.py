@@ -46,11 +46,6 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
-def _c2(d: View) -> bool:
-    """FOLD.C2: DimensionCount must be in [0, 6]."""
-    return bool(0 <= d.DimensionCount <= 6)
-
-
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -62,15 +57,6 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
-        ),
-    ),
-    Rule(
-        "FOLD.C2",
-        _c2,
-        "DimensionCount must be in [0, 6]",
-        "/DimensionCount",
-        operands=(
-            ("DimensionCount", lambda d: d.DimensionCount),
         ),
     ),
 )
@@ -109,7 +95,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a FOLD operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 FOLD error constraints.
+    level, the tensor rules, the support table row in force and the 1 FOLD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -60,8 +60,8 @@ def _c3(d: View) -> bool:
 
 
 def _c4(d: View) -> bool:
-    """GATHER.C4: IndexDimensions must be in [0, IndicesTensor.DimensionCount)."""
-    return bool(0 <= d.IndexDimensions < d.IndicesTensor.DimensionCount)
+    """GATHER.C4: IndexDimensions must be in [0, IndicesTensor.DimensionCount]."""
+    return bool(0 <= d.IndexDimensions <= d.IndicesTensor.DimensionCount)
 
 
 def _c5(d: View) -> bool:
@@ -111,7 +111,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "GATHER.C4",
         _c4,
-        "IndexDimensions must be in [0, IndicesTensor.DimensionCount)",
+        "IndexDimensions must be in [0, IndicesTensor.DimensionCount]",
         "/IndexDimensions",
         operands=(
             ("IndexDimensions", lambda d: d.IndexDimensions),
