@@ -219,6 +219,7 @@ def _vectors(folder: Path) -> Path:
     view = {"Sizes": [1, 1, 2, 2], "Strides": [8, 8, 1, 4], "outside": "unchanged"}
     entry = {
         "id": case.name,
+        "feature_level": "6_4",
         "outputs": {
             "OutputTensor": {"expected": "expected_OutputTensor.npy", "rule": "exact", "view": view}
         },

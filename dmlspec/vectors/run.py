@@ -23,7 +23,7 @@ from ..compare import exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
 from ..limits import cut, quote
-from ..reference.layout import changed_outside_view, logical_view
+from ..reference.layout import buffer_elements, changed_outside_view, is_strided, logical_view
 from ..safeio import UnsafePath, confine, read_npy
 
 __all__ = ["VectorResult", "VectorsError", "run_vectors"]
@@ -109,12 +109,15 @@ def _field(owner: object, key: str, kind: type, where: str) -> Any:
 def _expect_array(
     array: np.ndarray, tensor: Mapping[str, Any], relative: str, what: str
 ) -> np.ndarray:
-    """`array` must have the tensor desc's data type and Sizes."""
+    """`array` must have the tensor desc's data type and Sizes (a strided tensor: its whole
+    buffer, one dimension)."""
     from dmlspec_generated.validators.common import DATA_TYPES
 
     data_type = str(tensor.get("DataType", "")).removeprefix("DML_TENSOR_DATA_TYPE_")
     numpy_name = DATA_TYPES[data_type].numpy if data_type in DATA_TYPES else None
     shape = tuple(tensor.get("Sizes", ()))
+    if numpy_name is not None and is_strided(tensor):
+        shape = (buffer_elements(tensor),)
     if numpy_name is None or array.dtype != np.dtype(numpy_name) or array.shape != shape:
         raise VectorsError(
             f"{relative}: {what} must be {data_type} ({numpy_name}) of shape {list(shape)} as "
@@ -168,7 +171,13 @@ def run_vectors(
         inputs = {}
         for name in bindings:
             relative = f"{case_id}/{name}.npy"
-            if name not in outputs and files.path(f"{name}.npy", "input", case_id).exists():
+            # A strided output's initial buffer travels as an input (the backend contract).
+            initial = (
+                name in outputs and isinstance(desc.get(name), Mapping) and is_strided(desc[name])
+            )
+            if (name not in outputs or initial) and files.path(
+                f"{name}.npy", "input", case_id
+            ).exists():
                 tensor = desc.get(name)
                 if not isinstance(tensor, Mapping):
                     raise VectorsError(f"{relative}: {quote(name)} is no tensor of the desc")
@@ -214,9 +223,16 @@ def _expected(
             name_of_mask = _field(_field(rules, "undefined", dict, at), "mask", str, at)
             mask = f"{case_id}/{name_of_mask}"
             undefined = files.array(name_of_mask, "mask", case_id)
-            if undefined.dtype != np.bool_ or undefined.shape != array.shape:
+            # A strided output's mask covers its view's logical elements, not the buffer.
+            view = rules.get("view")
+            mask_shape = (
+                tuple(view["Sizes"])
+                if isinstance(view, Mapping) and isinstance(view.get("Sizes"), list)
+                else array.shape
+            )
+            if undefined.dtype != np.bool_ or undefined.shape != mask_shape:
                 raise VectorsError(
-                    f"{mask}: the mask must be bool{list(array.shape)}; "
+                    f"{mask}: the mask must be bool{list(mask_shape)}; "
                     f"the file holds {undefined.dtype}{list(undefined.shape)}"
                 )
         for cell, allowed in (
