@@ -48,14 +48,22 @@ def ulp_mismatches(
     scale: np.ndarray,
     max_ulps: int,
     defined: np.ndarray | None = None,
+    abs_tolerance: float | None = None,
     limit: int = 5,
 ) -> list[Mismatch]:
-    """Cells farther than max_ulps ULPs (of `scale`, in the output type) from `expected`."""
+    """Cells farther than max_ulps ULPs (of `scale`, in the output type) from `expected`, and
+    not within `abs_tolerance` of it either. A NaN matches any NaN (payloads and signs of NaN
+    are not compared); infinities must match exactly."""
     dtype = actual.dtype
-    unit = np.spacing(np.abs(scale).astype(dtype)).astype(np.float64)
-    gap = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):
+        unit = np.spacing(np.abs(scale).astype(dtype)).astype(np.float64)
+        gap = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
     finite = np.isfinite(expected) & np.isfinite(actual)
-    bad = np.where(finite, gap > max_ulps * unit, _bits(expected) != _bits(actual))
+    close = gap <= max_ulps * unit
+    if abs_tolerance is not None:
+        close |= gap <= abs_tolerance
+    both_nan = np.isnan(expected) & np.isnan(actual)
+    bad = np.where(finite, ~close, ~both_nan & (_bits(expected) != _bits(actual)))
     if defined is not None:
         bad &= defined
     cells = np.argwhere(bad)[:limit]

@@ -541,8 +541,18 @@ class ComparisonRule:
     rule: str  # "exact" or "ulp"
     max_ulps: int | None = None
     reference: Expression | None = None  # expected value of element k, exactly
-    ulp_scale: Expression | None = None
+    ulp_scale: Expression | None = None  # None: the ULP of each expected element itself
     note: str | None = None
+    data_types: tuple[str, ...] = ()  # only these data types of the kinds (empty: all)
+    abs_tolerance: float | None = None  # also accept |actual - expected| <= this
+    source: str | None = None  # where the bound comes from
+
+    def applies_to(self, tensor: str, kind: str, data_type: str) -> bool:
+        return (
+            self.tensor == tensor
+            and kind in self.data_type_kinds
+            and (not self.data_types or data_type in self.data_types)
+        )
 
     def to_json(self) -> Json:
         data: Json = {
@@ -550,9 +560,12 @@ class ComparisonRule:
             "data_type_kinds": list(self.data_type_kinds),
             "rule": self.rule,
         }
+        _put(data, "data_types", self.data_types)
         _put(data, "max_ulps", self.max_ulps)
+        _put(data, "abs_tolerance", self.abs_tolerance)
         _put(data, "reference", None if self.reference is None else self.reference.source)
         _put(data, "ulp_scale", None if self.ulp_scale is None else self.ulp_scale.source)
+        _put(data, "source", self.source)
         _put(data, "note", self.note)
         return data
 
@@ -564,9 +577,12 @@ class Semantics:
     notes: tuple[str, ...] = ()
     negative_indices: NegativeIndices | None = None
 
-    def comparison_for(self, tensor: str, kind: str) -> ComparisonRule:
+    def comparison_for(self, tensor: str, kind: str, data_type: str = "") -> ComparisonRule:
+        """The first rule for this tensor, data-type kind and (when rules name them) type."""
         for rule in self.comparison:
-            if rule.tensor == tensor and kind in rule.data_type_kinds:
+            if rule.applies_to(tensor, kind, data_type) or (
+                not data_type and rule.tensor == tensor and kind in rule.data_type_kinds
+            ):
                 return rule
         raise KeyError(f"no comparison rule for {tensor} of kind {kind}")
 

@@ -106,14 +106,20 @@ def _compare(
     got: np.ndarray,
     defined: np.ndarray,
 ) -> list[Any]:
-    data_type = case.operator["desc"][name].get("DataType", "")
+    data_type = str(case.operator["desc"][name].get("DataType", "")).removeprefix(
+        "DML_TENSOR_DATA_TYPE_"
+    )
     kind = catalog.common.data_type(data_type).kind
-    rule = spec.checked_semantics.comparison_for(name, kind)
-    if rule.rule == "exact" or rule.ulp_scale is None or rule.max_ulps is None:
+    rule = spec.checked_semantics.comparison_for(name, kind, data_type)
+    if rule.rule == "exact" or rule.max_ulps is None:
         return exact_mismatches(want, got, defined)
+    if rule.ulp_scale is None:  # the ULP of each expected element
+        return ulp_mismatches(want, got, want, rule.max_ulps, defined, rule.abs_tolerance)
     env = bind_desc(catalog.common, spec, case.operator["desc"])
     env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
     scale = np.broadcast_to(
         np.asarray(rule.ulp_scale.evaluate(env), dtype=np.float64), (want.size,)
     )
-    return ulp_mismatches(want, got, scale.reshape(want.shape), rule.max_ulps, defined)
+    return ulp_mismatches(
+        want, got, scale.reshape(want.shape), rule.max_ulps, defined, rule.abs_tolerance
+    )

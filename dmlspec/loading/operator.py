@@ -436,19 +436,29 @@ class OperatorBuilder(Builder):
             negative = m.NegativeIndices(**neg)
         scope = Scope({**names, ELEMENT_INDEX_NAME: INT}, self.enum_infos)
         rules = []
-        covered: dict[str, set[str]] = {}
+        covered: dict[str, set[tuple[str, str]]] = {}  # tensor -> (kind, data type or "*")
         for i, rule in enumerate(raw["comparison"]):
             at: list[str | int] = ["semantics", "comparison", i]
             self.tensor_field(fields, rule["tensor"], [*at, "tensor"], output=True)
             kinds = covered.setdefault(rule["tensor"], set())
-            overlap = sorted(kinds & set(rule["data_type_kinds"]))
+            # Rules naming data types cover (kind, type) pairs; the others cover a whole kind.
+            claimed = {
+                (k, t) for k in rule["data_type_kinds"] for t in rule.get("data_types", ["*"])
+            }
+            overlap = sorted(
+                f"{k} {t}" if t != "*" else k
+                for k, t in claimed
+                if (k, t) in kinds
+                or (k, "*") in kinds
+                or (t == "*" and any(c[0] == k for c in kinds))
+            )
             if overlap:
                 self.report.at(
                     [*at, "data_type_kinds"], f"{rule['tensor']} already has a rule for {overlap}"
                 )
-            kinds |= set(rule["data_type_kinds"])
-            if rule["rule"] == "ulp" and ("max_ulps" not in rule or "reference" not in rule):
-                self.report.at(at, "an 'ulp' rule needs max_ulps and reference")
+            kinds |= claimed
+            if rule["rule"] == "ulp" and "max_ulps" not in rule:
+                self.report.at(at, "an 'ulp' rule needs max_ulps")
             expressions = {
                 key: self.compile_typed(rule[key], scope, NUMBER, [*at, key])
                 for key in ("reference", "ulp_scale")
@@ -463,6 +473,9 @@ class OperatorBuilder(Builder):
                     reference=expressions.get("reference"),
                     ulp_scale=expressions.get("ulp_scale"),
                     note=rule.get("note"),
+                    data_types=tuple(rule.get("data_types", ())),
+                    abs_tolerance=rule.get("abs_tolerance"),
+                    source=rule.get("source"),
                 )
             )
         for j, row in enumerate(self.data["support"]):
@@ -475,7 +488,8 @@ class OperatorBuilder(Builder):
                         if name in self.enum_infos[m.DATA_TYPE_ENUM].members
                         else None
                     )
-                    if kind is not None and kind not in covered[cell["tensor"]]:
+                    have = covered[cell["tensor"]]
+                    if kind is not None and not ({(kind, "*"), (kind, name)} & have):
                         self.report.at(
                             ["support", j, "tensors", k, "data_types"],
                             f"no comparison rule covers {cell['tensor']} of {kind} type {name}",

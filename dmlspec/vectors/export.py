@@ -141,12 +141,16 @@ def _bits(values: list[Any], dtype: np.dtype[Any]) -> list[str]:
 
 
 def _rule(catalog: Catalog, spec: OperatorSpec, output: str, data_type: str) -> dict[str, Any]:
-    rule = spec.checked_semantics.comparison_for(output, catalog.common.data_type(data_type).kind)
+    short = data_type.removeprefix("DML_TENSOR_DATA_TYPE_")
+    kind = catalog.common.data_type(short).kind
+    rule = spec.checked_semantics.comparison_for(output, kind, short)
     entry: dict[str, Any] = {"rule": rule.rule}
     if rule.rule == "ulp":
         entry.update(
             max_ulps=rule.max_ulps, ulp_scale=rule.ulp_scale.source if rule.ulp_scale else None
         )
+        if rule.abs_tolerance is not None:
+            entry["abs_tolerance"] = rule.abs_tolerance
     return entry
 
 

@@ -217,7 +217,14 @@ def _expected(
             raise VectorsError(f"{at}/rule must be exact or ulp; got {quote(rule)}")
         if rule == "ulp":
             _field(rules, "max_ulps", int, at)
-            _field(rules, "ulp_scale", str, at)
+            if rules.get("ulp_scale") is not None:  # absent: the ULP of each expected element
+                _field(rules, "ulp_scale", str, at)
+            if rules.get("abs_tolerance") is not None and not isinstance(
+                rules["abs_tolerance"], int | float
+            ):
+                raise VectorsError(
+                    f"{at}/abs_tolerance must be a number; got {quote(rules['abs_tolerance'])}"
+                )
         undefined = None
         if "undefined" in rules:
             name_of_mask = _field(_field(rules, "undefined", dict, at), "mask", str, at)
@@ -302,12 +309,13 @@ def _run_one(
                     entry["id"], "failed", f"{name} cell {cell} holds none of the colliding writes"
                 )
         if rules["rule"] == "ulp":
+            scale = (
+                expected
+                if rules.get("ulp_scale") is None  # the ULP of each expected element
+                else _scale(rules, operator, expected.size).reshape(expected.shape)
+            )
             mismatches = ulp_mismatches(
-                expected,
-                actual,
-                _scale(rules, operator, expected.size).reshape(expected.shape),
-                rules["max_ulps"],
-                defined,
+                expected, actual, scale, rules["max_ulps"], defined, rules.get("abs_tolerance")
             )
         else:
             mismatches = exact_mismatches(expected, actual, defined)
