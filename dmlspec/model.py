@@ -608,10 +608,12 @@ class Kernel:
     defaults: tuple[tuple[str, Expression], ...]  # field, value when a caller omits it
     output: str
     donate: str | None = None
+    function: str | None = None  # a family primitive's table entry, passed as `function`
 
     def to_json(self) -> Json:
-        data: Json = {
-            "primitive": self.primitive,
+        data: Json = {"primitive": self.primitive}
+        _put(data, "function", self.function)
+        data |= {
             "inputs": dict(self.inputs),
             "static": {name: e.source for name, e in self.static},
             "defaults": {name: e.source for name, e in self.defaults},

@@ -19,7 +19,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-__all__ = ["fill_value_sequence", "gather_nd", "scatter_elements", "scatter_nd"]
+from .element_wise import element_wise
+
+__all__ = ["element_wise", "fill_value_sequence", "gather_nd", "scatter_elements", "scatter_nd"]
 
 
 def _positions(indices: jax.Array, bounds: jax.Array | int) -> tuple[jax.Array, jax.Array]:

@@ -28,6 +28,7 @@ import jax
 import numpy as np
 
 from ..errors import InvalidOperator
+from ..expr import Absent
 from ..validation.runtime import TensorView, View
 from ..validation.shape import read_desc
 from ..validation.tables import CommonTable
@@ -90,6 +91,8 @@ def _data_type_of(common: CommonTable, array: Any) -> str:
 def _static_value(common: CommonTable, value: Any) -> Any:
     if isinstance(value, list):
         return tuple(value)
+    if isinstance(value, TensorView):  # a struct field (ScaleBias, FusedActivation): hashable
+        return tuple(sorted((k, _frozen(v)) for k, v in value.members.items()))
     if isinstance(value, str) and value in common.data_types:
         return common.data_types[value].numpy
     return value
@@ -168,7 +171,8 @@ def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Pla
         raise InvalidOperator(f"invalid {kernel.name} desc ({', '.join(ids)}): {details}", ids)
     view = _view(kernel, desc)
     static = tuple(
-        (name, _static_value(kernel.common, compute(view))) for name, compute in kernel.static
+        (name, _static_value(kernel.common, _present(compute, view)))
+        for name, compute in kernel.static
     )
     output = desc[kernel.output]
     return _Plan(
@@ -179,6 +183,14 @@ def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Pla
         tuple(_layout(kernel, view, desc, field) for _, field in kernel.inputs),
         _layout(kernel, view, desc, kernel.output),
     )
+
+
+def _present(compute: Computed, view: View) -> Any:
+    """A static value, or None where it reads an absent optional field (no ScaleBias)."""
+    try:
+        return compute(view)
+    except Absent:
+        return None
 
 
 def _layout(kernel: KernelTable, view: View, desc: Mapping[str, Any], field: str) -> Layout | None:

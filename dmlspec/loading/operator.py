@@ -542,6 +542,7 @@ class OperatorBuilder(Builder):
             defaults=tuple(defaults),
             output=raw["output"],
             donate=raw.get("donate"),
+            function=raw.get("function"),
         )
 
     # -- examples -------------------------------------------------------------------------

@@ -28,6 +28,14 @@ _PYTHON_TYPES = {
     "enum": "str",
     "data_type": "str",
     "scalar_union": "float",
+    "uint64": "int",
+    "uint_array": "list[int]",
+    "int_array": "list[int]",
+    "float_array": "list[float]",
+    "scale_bias": "Mapping[str, float]",
+    "size_2d": "Mapping[str, int]",
+    "operator_desc": "Mapping[str, Any]",
+    "operator_desc_array": "list[Mapping[str, Any]]",
 }
 
 
@@ -63,9 +71,20 @@ def check_primitive(spec: OperatorSpec) -> None:
             f"{spec.path}: kernel.primitive {spec.checked_kernel.primitive!r} is not in "
             f"dmlspec.kernels.primitives (known: {known})"
         )
-    accepted = set(inspect.signature(primitive).parameters)
-    wanted = {p for p, _ in spec.checked_kernel.inputs} | {p for p, _ in spec.checked_kernel.static}
-    if wanted != accepted:
+    parameters = inspect.signature(primitive).parameters.values()
+    kinds = {p.kind for p in parameters}
+    named = {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    required = {p.name for p in parameters if p.default is p.empty and p.name in named}
+    inputs = {p for p, _ in spec.checked_kernel.inputs}
+    static = {p for p, _ in spec.checked_kernel.static}
+    if spec.checked_kernel.function is not None:
+        static.add("function")
+    # A family primitive takes its inputs as *arrays and its parameters as **by-field-name.
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        inputs = set()
+    wanted = inputs | static
+    extra = wanted - named if inspect.Parameter.VAR_KEYWORD not in kinds else set()
+    if extra or not required <= wanted:
         raise ValueError(
             f"{spec.path}: kernel parameters {sorted(wanted)} do not match "
             f"{spec.checked_kernel.primitive}{inspect.signature(primitive)}"
@@ -79,8 +98,14 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
     function = snake(spec.name).replace("__", "_")
     inputs = [f for f in spec.fields if f.is_tensor and not f.is_output]
     derived = _derived_outputs(spec)
-    derived_outputs = {target.partition(".")[0] for target, _ in derived}
-    required_outputs = [f for f in spec.fields if f.is_output and f.name not in derived_outputs]
+    derived_targets = {target for target, _ in derived}
+    # An output whose DataType or Sizes the spec cannot derive is described by the caller (CAST's
+    # output type, a comparison's UINT8 or UINT32): the derivable members may be left out.
+    required_outputs = [
+        f
+        for f in spec.fields
+        if f.is_output and not {f"{f.name}.DataType", f"{f.name}.Sizes"} <= derived_targets
+    ]
     defaults = dict(kernel.defaults)
     scalars = [f for f in spec.fields if not f.is_tensor]
     lines = python_header([spec.path]).splitlines()
@@ -104,12 +129,22 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
         "from dmlspec.kernels.runtime import KernelTable, call_kernel, run_operator",
         "from dmlspec.validation.runtime import View",
         "",
-        "from ..validators import common",
-        f"from ..validators import {module_name(spec)} as validator",
+        *sorted(
+            [
+                "from ..validators import common",
+                f"from ..validators import {module_name(spec)} as validator",
+            ],
+            key=lambda line: line.split()[3],
+        ),
         *(["from ..validators.common import fn"] if _uses_fn(spec) else []),
         "",
         "__all__ = [" + ", ".join(q(n) for n in sorted(["KERNEL", function, "run"])) + "]",
     ]
+    static_names = [p for p, _ in kernel.static]
+    if kernel.function is not None:
+        static_names.insert(0, "function")
+        lines += ["", "", "def _static_function(d: View) -> Any:"]
+        lines += [f"    return {q(kernel.function)}"]
     for parameter, expression in kernel.static:
         lines += ["", "", f"def _static_{parameter}(d: View) -> Any:"]
         lines += _return(context.python(expression.tree), context, expression.tree)
@@ -129,7 +164,7 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
         "    common=common.COMMON,",
         f"    primitive=primitives.{kernel.primitive},",
         f"    inputs=({''.join(f'({q(p)}, {q(n)}), ' for p, n in kernel.inputs).rstrip(' ')}),",
-        *_tuple_field("static", [f"({q(p)}, _static_{p})" for p, _ in kernel.static]),
+        *_tuple_field("static", [f"({q(p)}, _static_{p})" for p in static_names]),
         *_tuple_field("defaults", [f"({q(n)}, _default_{snake(n)})" for n in defaults]),
         *_tuple_field(
             "derived", [f"({q(t)}, _derive_{snake(t.replace('.', '_'))})" for t, _ in derived]
@@ -218,16 +253,25 @@ def _function_doc(
     scalars: list[Field],
     required_outputs: list[Field],
 ) -> str:
+    derived = _derived_outputs(spec)
     kernel = spec.checked_kernel
     defaults = dict(kernel.defaults)
-    pseudocode = "\n".join(f"    {line}" for line in spec.checked_semantics.pseudocode.splitlines())
+    pseudocode = "\n".join(
+        f"    {line}".rstrip() for line in spec.checked_semantics.pseudocode.splitlines()
+    )
     parts = [spec.summary, pseudocode]
     parts.append(
         "Input tensors are arrays shaped and typed as their descs: "
         + " ".join(f"{f.name}: {_first_sentence(f.doc)}" for f in inputs)
     )
     for field in required_outputs:
-        parts.append(f"{field.name}: the output desc, {{'DataType': ..., 'Sizes': [...]}}.")
+        members = [
+            m for m in ("DataType", "Sizes") if f"{field.name}.{m}" not in {t for t, _ in derived}
+        ]
+        parts.append(
+            f"{field.name}: the output desc, {{'DataType': ..., 'Sizes': [...]}}"
+            + (f" (its {' and '.join(members)} at least)." if len(members) < 2 else ".")
+        )
     parts.append(
         " ".join(
             f"{f.name}: {_first_sentence(f.doc)}"
