@@ -3,6 +3,9 @@
     import numpy as np
     from dmlspec import ops
 
+    out = ops.element_wise_add(a, b)                           # every operator: snake_case
+    out = ops.element_wise_exp(x, ScaleBias={"Scale": 2.0, "Bias": 1.0})
+    out = ops.element_wise_add1(a, b, FusedActivation={"Type": "ACTIVATION_RELU"})
     out = ops.scatter_nd(input, indices, updates)              # full dimension counts
     out = ops.scatter(input, indices, updates, Axis=1)         # SCATTER_ELEMENTS
     seq = ops.fill_value_sequence(OutputTensor={"DataType": "UINT8", "Sizes": [8]},
@@ -22,25 +25,14 @@ from typing import Any
 
 import numpy as np
 from dmlspec_generated.kernels import KERNELS
-from dmlspec_generated.kernels.fill_value_sequence import fill_value_sequence
-from dmlspec_generated.kernels.gather_nd import gather_nd
-from dmlspec_generated.kernels.scatter_elements import scatter_elements
-from dmlspec_generated.kernels.scatter_nd import scatter_nd
+from dmlspec_generated.kernels.api import *  # noqa: F403 (one function per operator)
+from dmlspec_generated.kernels.api import __all__ as _KERNEL_FUNCTIONS
 
 from .errors import Unsupported
 from .limits import quote
 from .validation.shape import operator_type_of
 
-__all__ = [
-    "fill_value_sequence",
-    "gather_nd",
-    "run",
-    "scatter",
-    "scatter_elements",
-    "scatter_nd",
-]
-
-scatter = scatter_elements  # DML_OPERATOR_SCATTER is DML_OPERATOR_SCATTER_ELEMENTS
+__all__ = ["run", *_KERNEL_FUNCTIONS]
 
 
 def run(
@@ -55,3 +47,13 @@ def run(
         raise Unsupported(f"no kernel for {quote(declared)} (kernels: {known})")
     outputs: dict[str, np.ndarray] = module.run(operator, inputs, feature_level)
     return outputs
+
+
+def __getattr__(name: str) -> Any:
+    """Only reached for names the kernels do not define: say which exist. (It also tells type
+    checkers, which cannot see the generated package, that the functions are attributes.)"""
+    import difflib
+
+    close = difflib.get_close_matches(name, __all__, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise AttributeError(f"dmlspec.ops has no operator function {name!r}{hint}")

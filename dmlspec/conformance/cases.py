@@ -19,7 +19,7 @@ import numpy as np
 from ..binding import bind_desc, definition_trees, derive_members
 from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import derivations, target_of
-from ..model import Catalog, OperatorSpec, SupportRow
+from ..model import Catalog, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
 
 __all__ = ["Case", "CellChoice", "draw_case", "draw_desc", "draw_inputs", "type_groups"]
@@ -199,13 +199,18 @@ def draw_desc(
         for field in spec.fields:
             if field.kind == "data_type":
                 desc[field.name] = types[field.name]
+        counted = {f.count_field for f in spec.fields if f.is_array and f.count_field}
         for field in spec.fields:
+            if field.name in counted:
+                continue  # set with its array below
             if field.kind in ("uint", "int"):
                 desc[field.name] = _draw_in_range(catalog, spec, desc, field.name, ranks, rng)
             elif field.kind == "scalar_union":
                 desc[field.name] = _scalar(
                     field.kind, desc.get(field.value_type_field or ""), catalog, rng
                 )
+            else:
+                _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng)
         wanted = [f"{t.name}.Sizes" for t in spec.tensor_fields if "Sizes" not in desc[t.name]]
         free = {k: v for k, v in desc.items()}
         for name in wanted:
@@ -221,6 +226,43 @@ def draw_desc(
         if validate_operator(operator, level).valid:
             return operator
     raise LookupError(f"no valid {spec.name} desc found at {level} for {force}")
+
+
+_FLOATS = (1.0, 0.5, 2.0, -1.5, 0.25, 3.0, 0.0, -0.5)
+
+
+def _draw_attribute(
+    catalog: Catalog, field: Field, desc: dict[str, Any], rank: int, rng: random.Random
+) -> None:
+    """Floats, enums, BOOLs, ScaleBias, fused activations and axis arrays: a plain value, or
+    for an optional field now and then none (validation keeps only what the spec allows)."""
+    if field.optional and rng.random() < 0.5:
+        return
+    if field.kind == "float":
+        desc[field.name] = rng.choice(_FLOATS)
+    elif field.kind == "bool":
+        desc[field.name] = rng.random() < 0.5
+    elif field.kind == "enum":
+        desc[field.name] = rng.choice(catalog.common.enum_infos()[field.enum or ""].members)
+    elif field.kind == "scale_bias":
+        desc[field.name] = {"Scale": rng.choice(_FLOATS[:5]), "Bias": rng.choice(_FLOATS)}
+    elif field.kind == "operator_desc" and field.operator_set:
+        desc[field.name] = _draw_activation(catalog, field.operator_set, rng)
+    elif field.kind == "uint_array" and field.count_field:
+        axes = sorted(rng.sample(range(rank), rng.randint(1, rank)))
+        desc[field.name] = axes
+        desc[field.count_field] = len(axes)
+
+
+def _draw_activation(catalog: Catalog, operator_set: str, rng: random.Random) -> dict[str, Any]:
+    """A member of the operator set (an activation) with its own attributes drawn, inline."""
+    members = next(o for o in catalog.common.operator_sets if o.name == operator_set).operators
+    spec = catalog.operator(rng.choice(sorted(members)))
+    activation: dict[str, Any] = {"Type": spec.name}
+    for field in spec.fields:
+        if not field.is_tensor and not field.is_tensor_array:
+            _draw_attribute(catalog, field, activation, 1, rng)
+    return activation
 
 
 def _draw_in_range(
@@ -275,6 +317,9 @@ def env_value(node: nodes.Node, env: Any) -> Any:
 
 
 def _edge_values(dtype: np.dtype[Any], count: int, rng: random.Random) -> np.ndarray:
+    """A mixture: the type's edge values and functions' singular points (zeros of both signs,
+    subnormals, the extremes, infinities, NaN, +-1, halves), small values (the domain of
+    acos, exponents, shift amounts) and values spread over a wide range."""
     if dtype.kind == "f":
         info = np.finfo(dtype)
         edges = [
@@ -282,27 +327,39 @@ def _edge_values(dtype: np.dtype[Any], count: int, rng: random.Random) -> np.nda
             -0.0,
             1.0,
             -1.0,
+            0.5,
+            -2.5,
+            2.0,
             float(info.max),
             float(-info.max),
             float(info.tiny),
+            float(info.smallest_subnormal),
+            -float(info.smallest_subnormal),
             np.inf,
             -np.inf,
             np.nan,
             0.1,
             3.5,
         ]
-        values = [
-            rng.choice(edges) if rng.random() < 0.3 else rng.uniform(-100, 100)
-            for _ in range(count)
-        ]
-        return np.array(values, dtype=np.float64).astype(dtype)
+
+        def value() -> float:
+            roll = rng.random()
+            if roll < 0.3:
+                return rng.choice(edges)
+            return rng.uniform(-2, 2) if roll < 0.65 else rng.uniform(-100, 100)
+
+        return np.array([value() for _ in range(count)], dtype=np.float64).astype(dtype)
     limits = np.iinfo(dtype)
     low, high = int(limits.min), int(limits.max)
     extremes = [low, high, 0, 1, -1 if low < 0 else 2, high // 2 + 1]
-    values = [
-        rng.choice(extremes) if rng.random() < 0.3 else rng.randint(low, high) for _ in range(count)
-    ]
-    return np.array(values, dtype=object).astype(dtype)
+
+    def integer() -> int:
+        roll = rng.random()
+        if roll < 0.3:
+            return rng.choice(extremes)
+        return rng.randint(max(low, -10), 10) if roll < 0.65 else rng.randint(low, high)
+
+    return np.array([integer() for _ in range(count)], dtype=object).astype(dtype)
 
 
 def draw_inputs(

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..model import Catalog
 from .dest.common import PATH as COMMON_PATH
 from .dest.common import render_common
-from .dest.kernels import render_kernel, render_kernels_package
+from .dest.kernels import render_kernel, render_kernels_api, render_kernels_package
 from .dest.package import render_package, render_validators_package
 from .dest.tests import render_suite, suite_path
 from .dest.validators import module_name, render_validator
@@ -27,6 +27,7 @@ def render(catalog: Catalog, output_dir: Path) -> FileManager:
     files.add("validators/__init__.py", render_validators_package(catalog))
     files.add(COMMON_PATH, render_common(catalog.common))
     files.add("kernels/__init__.py", render_kernels_package(catalog))
+    files.add("kernels/api.py", render_kernels_api(catalog))
     for spec in catalog.operators:
         files.add(f"validators/{module_name(spec)}.py", render_validator(catalog, spec))
     for spec in catalog.with_kernels:

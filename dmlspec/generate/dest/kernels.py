@@ -18,7 +18,7 @@ from .package import all_lines, import_lines, registry_entry
 from .rules import RuleContext
 from .validators import module_name
 
-__all__ = ["render_kernel", "render_kernels_package"]
+__all__ = ["function_name", "render_kernel", "render_kernels_api", "render_kernels_package"]
 
 _PYTHON_TYPES = {
     "uint": "int",
@@ -91,11 +91,16 @@ def check_primitive(spec: OperatorSpec) -> None:
         )
 
 
+def function_name(name: str) -> str:
+    """The kernel function of an operator or alias: snake_case of its name."""
+    return snake(name.removeprefix("DML_OPERATOR_")).replace("__", "_")
+
+
 def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
     check_primitive(spec)
     context = RuleContext("d", frozenset(f.name for f in spec.fields), catalog.common.enum_infos())
     kernel = spec.checked_kernel
-    function = snake(spec.name).replace("__", "_")
+    function = function_name(spec.name)
     inputs = [f for f in spec.fields if f.is_tensor and not f.is_output]
     derived = _derived_outputs(spec)
     derived_targets = {target for target, _ in derived}
@@ -346,4 +351,31 @@ def render_kernels_package(catalog: Catalog) -> str:
         for operator_type in spec.operator_types:
             lines += registry_entry(operator_type, module_name(spec))
     lines += ["}", "", *all_lines(["KERNELS", *modules])]
+    return "\n".join(lines) + "\n"
+
+
+def render_kernels_api(catalog: Catalog) -> str:
+    """generated/kernels/api.py: every kernel function (and one per alias) by its name, for
+    `dmlspec.ops` to re-export."""
+    specs = sorted(catalog.with_kernels, key=lambda s: s.name)
+    lines = python_header(sorted(spec.path for spec in specs)).splitlines()
+    lines += docstring(
+        "Every generated kernel function, named as its operator in snake_case; an alias "
+        "(DML_OPERATOR_SCATTER) names the same function.",
+        0,
+    )
+    lines += ["", "from __future__ import annotations", ""]
+    names = []
+    for spec in sorted(specs, key=module_name):
+        function = function_name(spec.name)
+        lines.append(f"from .{module_name(spec)} import {function}")
+        names.append(function)
+    aliases = []
+    for spec in specs:
+        for alias in spec.aliases:
+            aliases.append(f"{function_name(alias.operator_type)} = {function_name(spec.name)}")
+            names.append(function_name(alias.operator_type))
+    if aliases:
+        lines += ["", *aliases]
+    lines += ["", *all_lines(sorted(names))]
     return "\n".join(lines) + "\n"
