@@ -103,8 +103,10 @@ class Graph:
         dtype = self.types[a]
         carrier = {"uint64": "int64", "int16": "int32", "uint16": "uint32"}.get(dtype.name)
         if carrier is None:
-            return self.op("Where", condition, a, self.cast(b, dtype))
-        chosen = self.op("Where", condition, self.cast(a, carrier), self.cast(b, carrier))
+            return self.op("Where", condition, a, self.cast(b, dtype), dtype=dtype)
+        chosen = self.op(
+            "Where", condition, self.cast(a, carrier), self.cast(b, carrier), dtype=carrier
+        )
         return self.cast(chosen, dtype)
 
     def compare(self, op_type: str, a: str, b: str) -> str:
@@ -535,7 +537,8 @@ def _pow(g: Graph, d: Mapping[str, Any], x: str, exponent: str) -> str:
 
 
 def _dequantize(g: Graph, d: Mapping[str, Any], x: str, scale: str, *zero: str) -> str:
-    shifted = g.op("Sub", _wide(g, x), _wide(g, zero[0])) if zero else _wide(g, x)
+    x = g.cast(x, np.int64)  # every quantized type fits, and the difference is signed
+    shifted = g.op("Sub", x, g.cast(zero[0], np.int64)) if zero else x
     return g.op("Mul", g.cast(shifted, np.float32), g.cast(scale, np.float32))
 
 
