@@ -896,3 +896,14 @@ def test_divergence_atan_yx_of_infinities() -> None:
         "ELEMENT_WISE_ATAN_YX", out("FLOAT32", 1), ATensor=f32(math.inf), BTensor=f32(math.inf)
     )
     assert np.isnan(result).all()  # atan2(inf, inf) is pi/4
+
+
+def test_strided_inputs_are_read_through_their_strides() -> None:
+    desc = {
+        "ATensor": tensor("FLOAT32", [3]),
+        "BTensor": {**tensor("FLOAT32", [3]), "Strides": [0]},  # broadcast
+        "OutputTensor": tensor("FLOAT32", [3]),
+    }
+    inputs = {"ATensor": f32(1, 2, 3), "BTensor": f32(10)}
+    result = BACKEND.run({"type": "ELEMENT_WISE_ADD", "desc": desc}, inputs)["OutputTensor"]
+    close(result, [11, 12, 13])
