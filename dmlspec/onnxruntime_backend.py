@@ -1,4 +1,5 @@
-"""The onnxruntime backend: each operator as a one-node ONNX graph run by onnxruntime.
+"""The onnxruntime backend: each operator as a one-node ONNX graph run by onnxruntime (the
+element-wise family as small graphs, in onnxruntime_element_wise.py).
 
 DirectML's right-aligned tensors are reshaped to their meaningful dimensions and indices cast
 to int64 (ONNX's index type) around the node; FILL_VALUE_SEQUENCE is a Range in int64 (integers,
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from . import onnxruntime_element_wise as element_wise
 from .errors import Unsupported
 
 __all__ = ["OnnxRuntimeBackend"]
@@ -118,18 +120,17 @@ class OnnxRuntimeBackend:
         from .reference.layout import is_strided, logical_view, with_view_written
 
         desc = operator["desc"]
+        out = _output_name(desc)
         packed = {
             name: np.ascontiguousarray(logical_view(np.asarray(array), desc[name]))
             if is_strided(desc[name])
             else array
             for name, array in inputs.items()
-            if name != "OutputTensor"
+            if name != out
         }
         outputs = self._run_packed(operator, packed)
-        if is_strided(desc["OutputTensor"]):
-            outputs["OutputTensor"] = with_view_written(
-                np.asarray(inputs["OutputTensor"]), desc["OutputTensor"], outputs["OutputTensor"]
-            )
+        if is_strided(desc[out]):
+            outputs[out] = with_view_written(np.asarray(inputs[out]), desc[out], outputs[out])
         return outputs
 
     def _run_packed(
@@ -137,7 +138,8 @@ class OnnxRuntimeBackend:
     ) -> dict[str, np.ndarray]:
         kind = str(operator.get("type", "")).removeprefix("DML_OPERATOR_")
         desc = operator["desc"]
-        output = _desc(desc["OutputTensor"])
+        out = _output_name(desc)
+        output = _desc(desc[out])
         sizes, dtype = tuple(output["Sizes"]), _dtype(output)
         if kind == "SCATTER_ND":
             data = _meaningful(np.asarray(inputs["InputTensor"]), desc["InputDimensionCount"])
@@ -174,9 +176,16 @@ class OnnxRuntimeBackend:
             )
         elif kind == "FILL_VALUE_SEQUENCE":
             result = _fill(sizes, dtype, desc["ValueStart"], desc["ValueDelta"])
+        elif kind in element_wise.ELEMENT_WISE:
+            result = element_wise.run(kind, desc, inputs, dtype)
         else:
             raise Unsupported(f"the onnxruntime backend has no {operator.get('type')!r}")
-        return {"OutputTensor": result.reshape(sizes).astype(dtype, copy=False)}
+        return {out: result.reshape(sizes).astype(dtype, copy=False)}
+
+
+def _output_name(desc: Mapping[str, Any]) -> str:
+    """OutputTensor, or OutputGradientTensor (ACTIVATION_RELU_GRAD, ELEMENT_WISE_CLIP_GRAD*)."""
+    return "OutputGradientTensor" if "OutputGradientTensor" in desc else "OutputTensor"
 
 
 def _fill(sizes: tuple[int, ...], dtype: np.dtype[Any], start: float, delta: float) -> np.ndarray:
