@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Mismatch", "exact_mismatches", "ulp_mismatches"]
+__all__ = ["Mismatch", "exact_mismatches", "flush_subnormals", "ulp_mismatches"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +68,17 @@ def ulp_mismatches(
         bad &= defined
     cells = np.argwhere(bad)[:limit]
     return [Mismatch(tuple(int(i) for i in c), expected[tuple(c)], actual[tuple(c)]) for c in cells]
+
+
+def flush_subnormals(array: np.ndarray) -> np.ndarray:
+    """A float array with its subnormal values replaced by zeros of the same sign."""
+    if array.dtype.kind != "f":
+        return array
+    tiny = np.finfo(array.dtype).tiny
+    with np.errstate(invalid="ignore"):
+        subnormal = (array != 0) & (np.abs(array) < tiny)
+    if not subnormal.any():
+        return array
+    return np.where(subnormal, np.copysign(np.zeros((), array.dtype), array), array).astype(
+        array.dtype
+    )

@@ -121,9 +121,14 @@ class DataType:
     since: str
     doc: str
     sources: tuple[str, ...]
+    subnormals: Mapping[str, str] | None = None  # {"rule": "kept" | "may_flush", "note": ...}
+
+    @property
+    def may_flush_subnormals(self) -> bool:
+        return self.subnormals is not None and self.subnormals.get("rule") == "may_flush"
 
     def to_json(self) -> Json:
-        return {
+        data: Json = {
             "name": self.name,
             "kind": self.kind,
             "bits": self.bits,
@@ -132,6 +137,8 @@ class DataType:
             "doc": self.doc,
             "sources": list(self.sources),
         }
+        _put(data, "subnormals", None if self.subnormals is None else dict(self.subnormals))
+        return data
 
 
 @dataclass(frozen=True)
@@ -576,6 +583,7 @@ class Semantics:
     comparison: tuple[ComparisonRule, ...]
     notes: tuple[str, ...] = ()
     negative_indices: NegativeIndices | None = None
+    arithmetic: bool = False  # computes on values: a data type's subnormal rule applies
 
     def comparison_for(self, tensor: str, kind: str, data_type: str = "") -> ComparisonRule:
         """The first rule for this tensor, data-type kind and (when rules name them) type."""
@@ -595,6 +603,8 @@ class Semantics:
             None if self.negative_indices is None else self.negative_indices.to_json(),
         )
         data["comparison"] = [c.to_json() for c in self.comparison]
+        if self.arithmetic:
+            data["arithmetic"] = True
         return data
 
 

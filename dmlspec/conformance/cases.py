@@ -229,6 +229,7 @@ def draw_desc(
 
 
 _FLOATS = (1.0, 0.5, 2.0, -1.5, 0.25, 3.0, 0.0, -0.5)
+_SCALES = (1.0, 0.5, 2.0, -1.0, 0.25, -0.5)
 
 
 def _draw_attribute(
@@ -245,7 +246,9 @@ def _draw_attribute(
     elif field.kind == "enum":
         desc[field.name] = rng.choice(catalog.common.enum_infos()[field.enum or ""].members)
     elif field.kind == "scale_bias":
-        desc[field.name] = {"Scale": rng.choice(_FLOATS[:5]), "Bias": rng.choice(_FLOATS)}
+        # Powers of two keep x * Scale exact, so the one rounding of + Bias is the same
+        # whether a device fuses the multiply-add or not.
+        desc[field.name] = {"Scale": rng.choice(_SCALES), "Bias": rng.choice(_FLOATS)}
     elif field.kind == "operator_desc" and field.operator_set:
         desc[field.name] = _draw_activation(catalog, field.operator_set, rng)
     elif field.kind == "uint_array" and field.count_field:

@@ -11,7 +11,8 @@ The backend runs in a child process (see isolation.py): a case that crashes it, 
 runs past the time limit fails, naming why; the run goes on.
 
 A backend may list expected failures as `expected_failures`: a path to a JSON file, or a list,
-of {"pattern": <test id pattern, * and ? as wildcards>, "reason": ...}. Matching tests are
+of {"pattern": <test id pattern, * and ? as wildcards>, "reason": ..., optionally "operator":
+<spec name>, limiting the entry to that operator's suite}. Matching tests are
 marked xfail; the report lists them with their reasons, and entries that no longer fail as
 stale.
 xdist workers send their coverage to the controller, which merges it.
@@ -104,11 +105,13 @@ def expected_failures(backend: Any) -> list[dict[str, Any]]:
         isinstance(e, dict)
         and isinstance(e.get("pattern"), str)
         and isinstance(e.get("reason"), str)
+        and isinstance(e.get("operator", ""), str)
         for e in listed
     ):
         raise BackendLoadError(
-            f'{where} must be a list of {{"pattern": ..., "reason": ...}} (or a JSON file '
-            f'holding one under "expected_failures"); got {quote(listed)}'
+            f'{where} must be a list of {{"pattern": ..., "reason": ..., optionally '
+            f'"operator": ...}} (or a JSON file holding one under "expected_failures"); '
+            f"got {quote(listed)}"
         )
     return [dict(e) for e in listed]
 
@@ -198,7 +201,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         )
         for entry in expected:
-            if _matches(entry["pattern"], item.nodeid.split("::", 1)[-1]):
+            if entry.get("operator", operator) == operator and _matches(
+                entry["pattern"], item.nodeid.split("::", 1)[-1]
+            ):
                 entry["used"] = True
                 item.add_marker(pytest.mark.xfail(reason=entry["reason"], strict=False))
                 break

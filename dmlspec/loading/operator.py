@@ -504,6 +504,7 @@ class OperatorBuilder(Builder):
             comparison=tuple(rules),
             notes=tuple(raw.get("notes", [])),
             negative_indices=negative,
+            arithmetic=bool(raw.get("arithmetic", False)),
         )
 
     def data_type_kind(self, name: str) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported
+from .element_wise import ELEMENT_WISE_OPERATORS, element_wise
 from .fill_value_sequence import fill_value_sequence
 from .gather_nd import gather_nd
 from .layout import is_strided, logical_view, with_view_written
@@ -33,8 +34,9 @@ __all__ = ["REFERENCE_OPERATORS", "Writes", "run", "run_recording"]
 
 _ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
 # The operators `run` computes (by spec name).
-REFERENCE_OPERATORS = frozenset(
-    {"FILL_VALUE_SEQUENCE", "GATHER_ND", "SCATTER_ELEMENTS", "SCATTER_ND"}
+REFERENCE_OPERATORS = (
+    frozenset({"FILL_VALUE_SEQUENCE", "GATHER_ND", "SCATTER_ELEMENTS", "SCATTER_ND"})
+    | ELEMENT_WISE_OPERATORS
 )
 
 
@@ -51,11 +53,22 @@ def run_recording(
     name = _short_type(operator)
     writes: WriteLog = []
     given = inputs
+    outputs = _output_fields(name, desc)
     inputs = {
         field: logical_view(np.asarray(array), desc[field]) if is_strided(desc[field]) else array
         for field, array in given.items()
-        if field != "OutputTensor"
+        if field not in outputs
     }
+    if name in ELEMENT_WISE_OPERATORS:
+        results = element_wise(name, desc, {k: np.asarray(v) for k, v in inputs.items()})
+        for field in outputs:
+            if is_strided(desc[field]):
+                if field not in given:
+                    raise ValueError(f"{field} has Strides: its initial buffer must be in inputs")
+                results[field] = with_view_written(
+                    np.asarray(given[field]), desc[field], results[field]
+                )
+        return results, {}
     if name == "SCATTER_ND":
         output = scatter_nd(
             np.asarray(inputs["InputTensor"]),
@@ -94,6 +107,13 @@ def run_recording(
         output = with_view_written(np.asarray(given["OutputTensor"]), desc["OutputTensor"], output)
     repeated = collisions(writes)
     return {"OutputTensor": output}, {"OutputTensor": repeated} if repeated else {}
+
+
+def _output_fields(name: str, desc: Mapping[str, Any]) -> tuple[str, ...]:
+    """The output tensor fields of an operator: OutputTensor, or a *_GRAD's OutputGradientTensor."""
+    if name in ELEMENT_WISE_OPERATORS and "OutputGradientTensor" in desc:
+        return ("OutputGradientTensor",)
+    return ("OutputTensor",)
 
 
 def run(operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
