@@ -14,12 +14,21 @@ from dmlspec.expr import (
     compile_expression,
 )
 from dmlspec.expr.functions import FUNCTIONS
-from dmlspec.expr.types import INT, LIST, NUMBER, EnumType, TensorType
+from dmlspec.expr.types import ARRAY, BOOL, INT, LIST, NUMBER, EnumType, TensorType
 from dmlspec.model import Catalog
 
 TENSOR = TensorType((("Sizes", LIST), ("DimensionCount", INT), ("DataType", EnumType("DT"))))
 ENUMS = {"DT": EnumInfo("DT", "DML_TENSOR_DATA_TYPE_", ("FLOAT32", "UINT8"))}
 SCOPE = Scope({"A": TENSOR, "B": TENSOR, "Axis": INT, "Start": NUMBER}, ENUMS)
+DATA_TENSOR = TensorType(
+    (("Sizes", LIST), ("DataType", EnumType("DML_TENSOR_DATA_TYPE")), ("Values", ARRAY))
+)
+DATA_ENUMS = {
+    "DML_TENSOR_DATA_TYPE": EnumInfo(
+        "DML_TENSOR_DATA_TYPE", "DML_TENSOR_DATA_TYPE_", ("FLOAT32", "INT8", "UINT8")
+    )
+}
+DATA_SCOPE = Scope({"A": DATA_TENSOR, "B": DATA_TENSOR}, DATA_ENUMS, data_allowed=True)
 
 
 class NoFacts:
@@ -171,6 +180,75 @@ def test_data_functions_mark_each_offending_element() -> None:
     assert FUNCTIONS["unique_targets"].impl(facts, tuples, [2, 2]).tolist() == [False, True, False]
     big = np.array([2**63 + 7], dtype=np.uint64)
     assert FUNCTIONS["in_bounds"].impl(facts, big, 2**64 - 1).tolist() == [True]
+
+
+def test_element_wise_masks_mark_each_offending_element() -> None:
+    facts = NoFacts()
+    fn = {name: f.impl for name, f in FUNCTIONS.items()}
+    divisors = np.array([2, 0, -1, 0], dtype=np.int32)
+    assert fn["not_equal"](facts, divisors, 0).tolist() == [True, False, True, False]
+    floats = np.array([0.0, -0.0, np.nan, 1.5], dtype=np.float32)
+    assert fn["not_equal"](facts, floats, 0).tolist() == [False, False, True, True]
+    assert fn["not_nan"](facts, floats).tolist() == [True, True, False, True]
+    assert fn["not_nan"](facts, divisors).all()
+    # ATAN_YX at the origin: y and x both zero (negative zero included).
+    origin = fn["either"](facts, fn["not_equal"](facts, floats, 0), floats[::-1] != 0)
+    assert origin.tolist() == [True, True, True, True]
+    assert fn["both"](facts, np.array([True, False]), np.array([True, True])).tolist() == [
+        True,
+        False,
+    ]
+    # Rounded toward zero; NaN and infinities never fit an integer type; floats always do.
+    values = np.array([-128.9, 127.9, 128.0, np.nan, np.inf], dtype=np.float64)
+    assert fn["fits"](facts, values, "INT8").tolist() == [True, True, False, False, False]
+    assert fn["fits"](facts, values, "FLOAT32").all()
+    big = np.array([2**64 - 1, 2**63], dtype=np.uint64)
+    assert fn["fits"](facts, big, "INT64").tolist() == [False, False]
+    bases = np.array([2, 2, 1, -1, 0, 3, -2], dtype=np.int32)
+    exponents = np.array([6, 7, -5, -3, -1, 0, 7], dtype=np.int32)
+    assert fn["power_fits"](facts, bases, exponents, "INT8").tolist() == [
+        True,  # 64
+        False,  # 128 is past INT8
+        True,  # 1 ** -5 == 1
+        True,  # (-1) ** -3 == -1
+        False,  # 0 ** -1 has no value
+        True,
+        True,  # -128
+    ]
+    assert fn["power_fits"](facts, np.array([2.0]), np.array([0.5]), "FLOAT32").all()
+    a = np.array([2**31 - 1, -3, 4], dtype=np.int32)
+    b = np.array([2**31 - 1, 2, -4], dtype=np.int32)
+    assert fn["same_parity"](facts, a, b).tolist() == [True, False, True]  # no wrapping
+    assert fn["lowest"](facts, "INT8") == -128
+    assert fn["lowest"](facts, "UINT16") == 0
+    assert fn["is_float"](facts, "FLOAT16") and not fn["is_float"](facts, "INT32")
+
+
+def test_cells_where_not_broadcasts_to_the_output() -> None:
+    cells = FUNCTIONS["cells_where_not"].impl(NoFacts(), np.array([True, False]), [2, 2])
+    assert cells.tolist() == [[False, True], [False, True]]
+    one = FUNCTIONS["cells_where_not"].impl(NoFacts(), np.array([[False]]), [2, 3])
+    assert one.all() and one.shape == (2, 3)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("all(not_equal(B.Values, 0))", False),
+        ("all(either(not_equal(A.Values, 0), not_equal(B.Values, 0)))", True),
+        ("all(both(not_nan(A.Values), not_nan(B.Values)))", True),
+        ("all(fits(A.Values, A.DataType))", True),
+        ("all(not_equal(A.Values, lowest(A.DataType)))", True),
+    ],
+)
+def test_element_wise_requires_expressions_type_check_and_evaluate(
+    source: str, expected: bool
+) -> None:
+    a = TensorValue("A", {"DataType": "INT8", "Sizes": [2], "Values": np.array([1, 0], "int8")})
+    b = TensorValue("B", {"DataType": "INT8", "Sizes": [2], "Values": np.array([0, 3], "int8")})
+    expression = compile_expression(source, DATA_SCOPE)
+    assert expression.type == BOOL
+    assert expression.evaluate(Environment({"A": a, "B": b}, NoFacts(), DATA_ENUMS)) is expected
 
 
 def test_scatter_nd_derives_dependent_sizes_from_its_constraints(catalog: Catalog) -> None:

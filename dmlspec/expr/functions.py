@@ -337,6 +337,94 @@ def _target_cells(
     return cells
 
 
+def _data_type_kind(facts: Facts, data_type: str) -> str:
+    """'f' (float), 'i' (signed) or 'u' (unsigned), from the common spec's NumPy type."""
+    dtype = facts.numpy_dtype(data_type)
+    if dtype is None:
+        raise ValueError(f"no NumPy type for {data_type}")
+    return np.dtype(dtype).kind
+
+
+def _lowest(facts: Facts, data_type: str) -> int | float:
+    dtype = np.dtype(facts.numpy_dtype(data_type) or "")
+    return int(np.iinfo(dtype).min) if dtype.kind in "iu" else float(np.finfo(dtype).min)
+
+
+def _exact(values: np.ndarray) -> np.ndarray:
+    """Elements as Python ints and floats, so comparisons and arithmetic never wrap."""
+    return np.asarray(values).astype(object)
+
+
+def _not_nan(facts: Facts, values: np.ndarray) -> np.ndarray:
+    array = np.asarray(values)
+    return ~np.isnan(array) if array.dtype.kind == "f" else np.ones(array.shape, dtype=bool)
+
+
+def _not_equal(facts: Facts, values: np.ndarray, value: int | float) -> np.ndarray:
+    return np.asarray(_exact(values) != value, dtype=bool)
+
+
+def _fits(facts: Facts, values: np.ndarray, data_type: str) -> np.ndarray:
+    """Per element: rounded toward zero, the value lies in the range of integer type `data_type`
+    (NaN and infinities never do); every value fits a float type."""
+    array = np.asarray(values)
+    if _data_type_kind(facts, data_type) == "f":
+        return np.ones(array.shape, dtype=bool)
+    info = np.iinfo(np.dtype(facts.numpy_dtype(data_type) or ""))
+
+    def fits(value: int | float) -> bool:
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        return bool(info.min <= math.trunc(value) <= info.max)
+
+    flat = [fits(v) for v in _exact(array).reshape(-1).tolist()]
+    return np.array(flat, dtype=bool).reshape(array.shape)
+
+
+def _power_fits(
+    facts: Facts, bases: np.ndarray, exponents: np.ndarray, data_type: str
+) -> np.ndarray:
+    """Per element: base ** exponent is an integer within integer type `data_type` (always true
+    for a float type)."""
+    base, exponent = np.broadcast_arrays(_exact(bases), _exact(exponents))
+    if _data_type_kind(facts, data_type) == "f":
+        return np.ones(base.shape, dtype=bool)
+    info = np.iinfo(np.dtype(facts.numpy_dtype(data_type) or ""))
+
+    def fits(b: int | float, e: int | float) -> bool:
+        if not all(isinstance(x, int) or (math.isfinite(x) and x.is_integer()) for x in (b, e)):
+            return False
+        b, e = int(b), int(e)
+        if e < 0:  # an integer only for a base of 1 or -1
+            return b in (1, -1)
+        if abs(b) > 1 and e >= 64:  # beyond every integer type; skip the big power
+            return False
+        return bool(info.min <= b**e <= info.max)
+
+    pairs = zip(base.reshape(-1).tolist(), exponent.reshape(-1).tolist(), strict=True)
+    flat = [fits(b, e) for b, e in pairs]
+    return np.array(flat, dtype=bool).reshape(base.shape)
+
+
+def _same_parity(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray((_exact(a) + _exact(b)) % 2 == 0, dtype=bool)
+
+
+def _either(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    result: np.ndarray = np.logical_or(np.asarray(a, dtype=bool), np.asarray(b, dtype=bool))
+    return result
+
+
+def _both(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    result: np.ndarray = np.logical_and(np.asarray(a, dtype=bool), np.asarray(b, dtype=bool))
+    return result
+
+
+def _cells_where_not(facts: Facts, ok: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """Output cells (shape `sizes`) where the element-wise mask `ok`, broadcast, is False."""
+    return np.broadcast_to(~np.asarray(ok, dtype=bool), tuple(sizes)).copy()
+
+
 _FUNCTION_LIST = [
     Function(
         "len",
@@ -606,6 +694,88 @@ _FUNCTION_LIST = [
         "replaced by its (normalised) value, addresses the same target.",
         _fixed(ARRAY, INT, INT, returns=MASK),
         _unique_along,
+        data_only=True,
+    ),
+    Function(
+        "is_float",
+        "is_float(t: enum DML_TENSOR_DATA_TYPE) -> bool",
+        "Whether data type t is a floating-point type (from the common spec).",
+        _fixed(DATA_TYPE, returns=BOOL),
+        lambda facts, t: _data_type_kind(facts, t) == "f",
+    ),
+    Function(
+        "lowest",
+        "lowest(t: enum DML_TENSOR_DATA_TYPE) -> number",
+        "The most negative finite value of data type t (0 for unsigned types).",
+        _fixed(DATA_TYPE, returns=NUMBER),
+        _lowest,
+    ),
+    Function(
+        "not_nan",
+        "not_nan(a: array) -> mask",
+        "Element-wise: a is not NaN (true everywhere for integer data).",
+        _fixed(ARRAY, returns=MASK),
+        _not_nan,
+        data_only=True,
+    ),
+    Function(
+        "not_equal",
+        "not_equal(a: array, x: number) -> mask",
+        "Element-wise a != x, compared exactly (NaN differs from every x).",
+        _fixed(ARRAY, NUMBER, returns=MASK),
+        _not_equal,
+        data_only=True,
+    ),
+    Function(
+        "fits",
+        "fits(a: array, t: enum DML_TENSOR_DATA_TYPE) -> mask",
+        "Element-wise: a, rounded toward zero, lies in the range of integer type t (NaN and "
+        "infinities never do); true everywhere for a float type.",
+        _fixed(ARRAY, DATA_TYPE, returns=MASK),
+        _fits,
+        data_only=True,
+    ),
+    Function(
+        "power_fits",
+        "power_fits(a: array, b: array, t: enum DML_TENSOR_DATA_TYPE) -> mask",
+        "Element-wise: a ** b is an integer in the range of integer type t (a negative b "
+        "only for a of 1 or -1); true everywhere for a float type.",
+        _fixed(ARRAY, ARRAY, DATA_TYPE, returns=MASK),
+        _power_fits,
+        data_only=True,
+    ),
+    Function(
+        "same_parity",
+        "same_parity(a: array, b: array) -> mask",
+        "Element-wise: a + b is even (integer data).",
+        _fixed(ARRAY, ARRAY, returns=MASK),
+        _same_parity,
+        data_only=True,
+    ),
+    Function(
+        "either",
+        "either(m: mask, n: mask) -> mask",
+        "Element-wise m or n (broadcast).",
+        _fixed(MASK, MASK, returns=MASK),
+        _either,
+        data_only=True,
+    ),
+    Function(
+        "both",
+        "both(m: mask, n: mask) -> mask",
+        "Element-wise m and n (broadcast).",
+        _fixed(MASK, MASK, returns=MASK),
+        _both,
+        data_only=True,
+    ),
+    Function(
+        "cells_where_not",
+        "cells_where_not(ok: mask, sizes: list) -> mask",
+        "A mask of shape `sizes`, true where the element-wise mask `ok` (broadcast to `sizes`) "
+        "is false: the output cells of an element-wise operator a bad input element leaves "
+        "undefined.",
+        _fixed(MASK, LIST, returns=MASK),
+        _cells_where_not,
         data_only=True,
     ),
 ]

@@ -8,7 +8,7 @@ enum X    a value of the DirectML enumeration X (DML_TENSOR_DATA_TYPE, ...); a s
           literal is accepted where an enum is expected if it names a member
 flags X   a set of DML_TENSOR_FLAGS-style flags
 tensor    a tensor desc; its members are declared by the common spec
-array     the integer data of a tensor (`T.Values`, only in `requires` constraints)
+array     the data of a tensor (`T.Values`, only in `requires` constraints)
 mask      an element-wise boolean array computed from an array
 """
 

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -44,6 +45,12 @@ def _c1(d: View) -> bool:
 def _c2(d: View) -> bool:
     """CAST.C2: InputTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """CAST.R1: every value, rounded toward zero, must lie in the range of an integer output type.
+    """
+    return bool(fn.all(fn.fits(d.InputTensor.Values, d.OutputTensor.DataType)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -72,7 +79,30 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "CAST.R1",
+        _r1,
+        "every value, rounded toward zero, must lie in the range of an integer output type",
+        "/InputTensor/Values",
+        operands=(
+            (
+                "fits(InputTensor.Values, OutputTensor.DataType)",
+                lambda d: fn.fits(d.InputTensor.Values, d.OutputTensor.DataType),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.fits(d.InputTensor.Values, d.OutputTensor.DataType),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -221,7 +251,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
+    """Check the data preconditions (CAST.R1) of a valid desc against input arrays keyed by tensor
     field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -50,6 +51,15 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_ABS.C3: InputTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_ABS.R1: a signed integer input must not be the most negative value of its type.
+    """
+    return bool(
+        fn.is_float(d.InputTensor.DataType)
+        or fn.all(fn.not_equal(d.InputTensor.Values, fn.lowest(d.InputTensor.DataType)))
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -88,7 +98,31 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_ABS.R1",
+        _r1,
+        "a signed integer input must not be the most negative value of its type",
+        "/InputTensor/DataType",
+        operands=(
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
+            (
+                "not_equal(InputTensor.Values, lowest(InputTensor.DataType))",
+                lambda d: fn.not_equal(d.InputTensor.Values, fn.lowest(d.InputTensor.DataType)),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.not_equal(d.InputTensor.Values, fn.lowest(d.InputTensor.DataType)),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -170,7 +204,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_ABS.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -57,6 +58,13 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_ATAN_YX.C3: ATensor, BTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.ATensor.Sizes, d.BTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_ATAN_YX.R1: ATensor and BTensor must not both be 0 (the origin)."""
+    return bool(
+        fn.all(fn.either(fn.not_equal(d.ATensor.Values, 0), fn.not_equal(d.BTensor.Values, 0)))
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -98,7 +106,32 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_ATAN_YX.R1",
+        _r1,
+        "ATensor and BTensor must not both be 0 (the origin)",
+        "/ATensor/Values",
+        operands=(
+            (
+                "either(not_equal(ATensor.Values, 0), not_equal(BTensor.Values, 0))",
+                lambda d: (
+                    fn.either(fn.not_equal(d.ATensor.Values, 0), fn.not_equal(d.BTensor.Values, 0))
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.either(fn.not_equal(d.ATensor.Values, 0), fn.not_equal(d.BTensor.Values, 0)),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -145,7 +178,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_ATAN_YX.R1) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

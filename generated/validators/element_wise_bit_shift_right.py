@@ -26,6 +26,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -61,6 +62,13 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_BIT_SHIFT_RIGHT.C3: ATensor, BTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.ATensor.Sizes, d.BTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_BIT_SHIFT_RIGHT.R1: a shift amount must be less than the bit width of ATensor's
+    data type.
+    """
+    return bool(fn.all(fn.in_bounds(d.BTensor.Values, fn.element_bits(d.ATensor.DataType))))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -102,7 +110,30 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_BIT_SHIFT_RIGHT.R1",
+        _r1,
+        "a shift amount must be less than the bit width of ATensor's data type",
+        "/BTensor/Values",
+        operands=(
+            (
+                "in_bounds(BTensor.Values, element_bits(ATensor.DataType))",
+                lambda d: fn.in_bounds(d.BTensor.Values, fn.element_bits(d.ATensor.DataType)),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.in_bounds(d.BTensor.Values, fn.element_bits(d.ATensor.DataType)),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -183,7 +214,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_BIT_SHIFT_RIGHT.R1) of a valid desc against input
+    arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -56,6 +57,25 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_DIVIDE.C3: ATensor, BTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.ATensor.Sizes, d.BTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_DIVIDE.R1: an integer divisor must not be 0."""
+    return bool(fn.is_float(d.BTensor.DataType) or fn.all(fn.not_equal(d.BTensor.Values, 0)))
+
+
+def _r2(d: View) -> bool:
+    """ELEMENT_WISE_DIVIDE.R2: the most negative value of a signed type must not be divided by -1.
+    """
+    return bool(
+        fn.is_float(d.ATensor.DataType)
+        or fn.all(
+            fn.either(
+                fn.not_equal(d.ATensor.Values, fn.lowest(d.ATensor.DataType)),
+                fn.not_equal(d.BTensor.Values, -1),
+            ),
+        )
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -97,7 +117,57 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_DIVIDE.R1",
+        _r1,
+        "an integer divisor must not be 0",
+        "/BTensor/DataType",
+        operands=(
+            ("BTensor.DataType", lambda d: d.BTensor.DataType),
+            ("not_equal(BTensor.Values, 0)", lambda d: fn.not_equal(d.BTensor.Values, 0)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: fn.cells_where_not(fn.not_equal(d.BTensor.Values, 0), d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ELEMENT_WISE_DIVIDE.R2",
+        _r2,
+        "the most negative value of a signed type must not be divided by -1",
+        "/ATensor/DataType",
+        operands=(
+            ("ATensor.DataType", lambda d: d.ATensor.DataType),
+            (
+                (
+                    "either(not_equal(ATensor.Values, lowest(ATensor.DataType)), "
+                    "not_equal(BTensor.Values, -1))"
+                ),
+                lambda d: (
+                    fn.either(
+                        fn.not_equal(d.ATensor.Values, fn.lowest(d.ATensor.DataType)),
+                        fn.not_equal(d.BTensor.Values, -1),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.either(
+                        fn.not_equal(d.ATensor.Values, fn.lowest(d.ATensor.DataType)),
+                        fn.not_equal(d.BTensor.Values, -1),
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -245,7 +315,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_DIVIDE.R1, ELEMENT_WISE_DIVIDE.R2) of a valid desc
+    against input arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -56,6 +57,19 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_MAX.C3: ATensor, BTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.ATensor.Sizes, d.BTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_MAX.R1: no input may be NaN."""
+    return bool(fn.all(fn.both(fn.not_nan(d.ATensor.Values), fn.not_nan(d.BTensor.Values))))
+
+
+def _r2(d: View) -> bool:
+    """ELEMENT_WISE_MAX.R2: float inputs should not both be zero (their signs may differ)."""
+    return bool(
+        not fn.is_float(d.ATensor.DataType)
+        or fn.all(fn.either(fn.not_equal(d.ATensor.Values, 0), fn.not_equal(d.BTensor.Values, 0)))
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -97,7 +111,55 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_MAX.R1",
+        _r1,
+        "no input may be NaN",
+        "/ATensor/Values",
+        operands=(
+            (
+                "both(not_nan(ATensor.Values), not_nan(BTensor.Values))",
+                lambda d: fn.both(fn.not_nan(d.ATensor.Values), fn.not_nan(d.BTensor.Values)),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.both(fn.not_nan(d.ATensor.Values), fn.not_nan(d.BTensor.Values)),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "ELEMENT_WISE_MAX.R2",
+        _r2,
+        "float inputs should not both be zero (their signs may differ)",
+        "/ATensor/DataType",
+        operands=(
+            ("ATensor.DataType", lambda d: d.ATensor.DataType),
+            (
+                "either(not_equal(ATensor.Values, 0), not_equal(BTensor.Values, 0))",
+                lambda d: (
+                    fn.either(fn.not_equal(d.ATensor.Values, 0), fn.not_equal(d.BTensor.Values, 0))
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.either(fn.not_equal(d.ATensor.Values, 0), fn.not_equal(d.BTensor.Values, 0)),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -228,7 +290,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_MAX.R1, ELEMENT_WISE_MAX.R2) of a valid desc
+    against input arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -56,6 +57,14 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_MEAN.C3: ATensor, BTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.ATensor.Sizes, d.BTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_MEAN.R1: the integer sum a + b should be even."""
+    return bool(
+        fn.is_float(d.ATensor.DataType)
+        or fn.all(fn.same_parity(d.ATensor.Values, d.BTensor.Values))
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -97,7 +106,31 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_MEAN.R1",
+        _r1,
+        "the integer sum a + b should be even",
+        "/ATensor/DataType",
+        operands=(
+            ("ATensor.DataType", lambda d: d.ATensor.DataType),
+            (
+                "same_parity(ATensor.Values, BTensor.Values)",
+                lambda d: fn.same_parity(d.ATensor.Values, d.BTensor.Values),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.same_parity(d.ATensor.Values, d.BTensor.Values),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -178,7 +211,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_MEAN.R1) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -26,6 +26,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -60,6 +61,11 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_MODULUS_FLOOR.C3: ATensor, BTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.ATensor.Sizes, d.BTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_MODULUS_FLOOR.R1: an integer divisor must not be 0."""
+    return bool(fn.is_float(d.BTensor.DataType) or fn.all(fn.not_equal(d.BTensor.Values, 0)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -101,7 +107,23 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_MODULUS_FLOOR.R1",
+        _r1,
+        "an integer divisor must not be 0",
+        "/BTensor/DataType",
+        operands=(
+            ("BTensor.DataType", lambda d: d.BTensor.DataType),
+            ("not_equal(BTensor.Values, 0)", lambda d: fn.not_equal(d.BTensor.Values, 0)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: fn.cells_where_not(fn.not_equal(d.BTensor.Values, 0), d.OutputTensor.Sizes),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -215,7 +237,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_MODULUS_FLOOR.R1) of a valid desc against input
+    arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

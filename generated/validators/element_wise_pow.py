@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -59,6 +60,15 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ELEMENT_WISE_POW.C3: InputTensor, OutputTensor must have the same DataType."""
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
+
+
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_POW.R1: an integer result must be an integer the output type can hold."""
+    return bool(
+        fn.all(
+            fn.power_fits(d.InputTensor.Values, d.ExponentTensor.Values, d.OutputTensor.DataType),
+        )
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -99,7 +109,40 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_POW.R1",
+        _r1,
+        "an integer result must be an integer the output type can hold",
+        "/InputTensor/Values",
+        operands=(
+            (
+                "power_fits(InputTensor.Values, ExponentTensor.Values, OutputTensor.DataType)",
+                lambda d: (
+                    fn.power_fits(
+                        d.InputTensor.Values,
+                        d.ExponentTensor.Values,
+                        d.OutputTensor.DataType,
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.power_fits(
+                        d.InputTensor.Values,
+                        d.ExponentTensor.Values,
+                        d.OutputTensor.DataType,
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -163,7 +206,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_POW.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -26,6 +26,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -89,6 +90,11 @@ def _c4(d: View) -> bool:
     )
 
 
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_QUANTIZE_LINEAR.R1: no scale may be 0."""
+    return bool(fn.all(fn.not_equal(d.ScaleTensor.Values, 0)))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -145,7 +151,22 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_QUANTIZE_LINEAR.R1",
+        _r1,
+        "no scale may be 0",
+        "/ScaleTensor/Values",
+        operands=(
+            ("not_equal(ScaleTensor.Values, 0)", lambda d: fn.not_equal(d.ScaleTensor.Values, 0)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -280,7 +301,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_QUANTIZE_LINEAR.R1) of a valid desc against input
+    arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

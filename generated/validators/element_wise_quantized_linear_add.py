@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -101,6 +102,11 @@ def _c4(d: View) -> bool:
     )
 
 
+def _r1(d: View) -> bool:
+    """ELEMENT_WISE_QUANTIZED_LINEAR_ADD.R1: OutputScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.OutputScaleTensor.Values, 0)))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -166,7 +172,25 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD.R1",
+        _r1,
+        "OutputScaleTensor must not be 0",
+        "/OutputScaleTensor/Values",
+        operands=(
+            (
+                "not_equal(OutputScaleTensor.Values, 0)",
+                lambda d: fn.not_equal(d.OutputScaleTensor.Values, 0),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -237,7 +261,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ELEMENT_WISE_QUANTIZED_LINEAR_ADD.R1) of a valid desc against
+    input arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
