@@ -641,6 +641,14 @@ _NOT_INTEGRAL = (
     "Integer tensors with a FLOAT parameter whose result is not an integer (or not in range): "
     "the page does not say how it converts; the reference goes toward zero, saturating."
 )
+_NAN_HARDMAX = (
+    "NaN: 'the first maximum' is undefined with NaN; the reference (NumPy's argmax) takes "
+    "the first NaN as the maximum."
+)
+_SHIFT = (
+    "Shift counts >= the element width: the page gives ({}) with no rule (C leaves it "
+    "undefined, HLSL masks the count); the reference writes 0."
+)
 _ROUND_TIES = (
     "round() names no tie rule; the reference rounds halves to even. NaN (and a NaN from "
     "0/0) has no quantized value; the reference writes 0, and ±inf saturates."
@@ -698,14 +706,8 @@ UNDEFINED_NOTES: dict[str, str] = {
         "The page: 'This operator is undefined for the origin' (both inputs 0); the reference "
         "writes atan2's value there (±0 or ±pi by the zeros' signs)."
     ),
-    "ELEMENT_WISE_BIT_SHIFT_LEFT": (
-        "Shift counts >= the element width: the page gives (a << b) with no rule (C leaves "
-        "it undefined, HLSL masks the count); the reference writes 0."
-    ),
-    "ELEMENT_WISE_BIT_SHIFT_RIGHT": (
-        "Shift counts >= the element width: the page gives (a >> b) with no rule (C leaves "
-        "it undefined, HLSL masks the count); the reference writes 0."
-    ),
+    "ELEMENT_WISE_BIT_SHIFT_LEFT": _SHIFT.format("a << b"),
+    "ELEMENT_WISE_BIT_SHIFT_RIGHT": _SHIFT.format("a >> b"),
     "ELEMENT_WISE_QUANTIZE_LINEAR": (
         "The page: 'A scale value of 0 results in undefined behavior'. "
         + _ROUND_TIES
@@ -718,12 +720,10 @@ UNDEFINED_NOTES: dict[str, str] = {
         "reference uses 0."
     ),
     "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": "OutputScale 0 is not addressed. " + _ROUND_TIES,
-    "ACTIVATION_HARDMAX": "NaN: 'the first maximum' is undefined with NaN; the reference "
-    "(NumPy's argmax) takes the first NaN as the maximum.",
-    "ACTIVATION_HARDMAX1": "NaN: 'the first maximum' is undefined with NaN; the reference "
-    "(NumPy's argmax) takes the first NaN as the maximum.",
+    "ACTIVATION_HARDMAX": _NAN_HARDMAX,
+    "ACTIVATION_HARDMAX1": _NAN_HARDMAX,
     "ACTIVATION_RELU": "NaN: max(0, NaN) is undefined; the reference propagates NaN.",
-    "ACTIVATION_SHRINK": _NOT_INTEGRAL + " (e.g. UINT8 x - Bias below 0 saturates to 0).",
+    "ACTIVATION_SHRINK": _NOT_INTEGRAL + " E.g. UINT8 1 - Bias 2 saturates to 0.",
     "ACTIVATION_PARAMETERIZED_RELU": "Integer slope * x outside the type (INT8 -128 * -1): "
     "the page has no overflow rule; the reference wraps.",
 }
