@@ -191,6 +191,8 @@ def draw_desc(
         desc: dict[str, Any] = {}
         drawn: list[list[int]] = []
         for tensor in spec.tensor_fields:
+            if tensor.optional and not tensor.is_output and rng.random() < 0.3:
+                continue  # an optional input left out now and then
             entry: dict[str, Any] = {"DataType": types[f"{tensor.name}.DataType"]}
             if f"{tensor.name}.Sizes" not in derivable:
                 entry["Sizes"] = _draw_sizes(ranks[tensor.name], drawn, rng)
@@ -211,7 +213,11 @@ def draw_desc(
                 )
             else:
                 _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng)
-        wanted = [f"{t.name}.Sizes" for t in spec.tensor_fields if "Sizes" not in desc[t.name]]
+        wanted = [
+            f"{t.name}.Sizes"
+            for t in spec.tensor_fields
+            if t.name in desc and "Sizes" not in desc[t.name]
+        ]
         free = {k: v for k, v in desc.items()}
         for name in wanted:
             free.pop(name.partition(".")[0])
@@ -381,7 +387,7 @@ def draw_inputs(
     for _ in range(50):
         inputs: dict[str, np.ndarray] = {}
         for field in spec.tensor_fields:
-            if field.is_output:
+            if field.is_output or field.name not in desc:
                 continue
             tensor = desc[field.name]
             dtype = np.dtype(catalog.common.data_type(tensor["DataType"]).numpy)

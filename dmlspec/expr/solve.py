@@ -92,6 +92,13 @@ def _equalities(expr: nodes.Node) -> list[tuple[str, nodes.Node]]:
             return []
         case nodes.BoolOp(op="and", values=values):
             return [pair for value in values for pair in _equalities(value)]
+        case nodes.BoolOp(
+            op="or",
+            values=(nodes.Unary(op="not", operand=nodes.Call(func="present", args=(guard,))), rule),
+        ):
+            # `not present(T) or T.X == e`: when T is given, the equality defines its members.
+            owner = target_of(guard)
+            return [(t, e) for t, e in _equalities(rule) if t.partition(".")[0] == owner]
         case nodes.Call(func="all_equal", args=(first, *others)):
             return [(t, first) for o in others if (t := target_of(o)) is not None]
     return []

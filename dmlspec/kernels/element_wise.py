@@ -93,10 +93,6 @@ def _shift(left: bool) -> Callable[[Array, Array], Array]:
     return shift
 
 
-def _bit_count(x: Array, _: Parameters) -> Array:
-    return lax.population_count(x)
-
-
 def _round(x: Array, p: Parameters) -> Array:
     if not _is_float(x):
         return x
@@ -125,15 +121,22 @@ def _is_infinity(x: Array, p: Parameters) -> Array:
     return jnp.isinf(x)
 
 
+def _bound(value: Any, dtype: Any) -> Array:
+    """A FLOAT bound (Min, Max) in the tensor's type: an integer type takes it as CAST does."""
+    if jnp.dtype(dtype).kind in "iu":
+        return _cast(jnp.asarray(value, jnp.float64), jnp.dtype(dtype).name)
+    return jnp.asarray(value).astype(dtype)
+
+
 def _clip(x: Array, p: Parameters) -> Array:
-    low = jnp.asarray(p["min"]).astype(x.dtype)
-    high = jnp.asarray(p["max"]).astype(x.dtype)
+    low = _bound(p["min"], x.dtype)
+    high = _bound(p["max"], x.dtype)
     return jnp.minimum(high, jnp.maximum(low, x))
 
 
 def _clip_grad(x: Array, gradient: Array, p: Parameters) -> Array:
-    low = jnp.asarray(p["min"]).astype(x.dtype)
-    high = jnp.asarray(p["max"]).astype(x.dtype)
+    low = _bound(p["min"], x.dtype)
+    high = _bound(p["max"], x.dtype)
     return jnp.where((x <= low) | (x >= high), jnp.zeros_like(gradient), gradient)
 
 
@@ -201,7 +204,7 @@ ACTIVATIONS: dict[str, Callable[[Array, Parameters], Array]] = {
     "ACTIVATION_LINEAR": lambda x, p: p["alpha"] * x + p["beta"],
     "ACTIVATION_LOG_SOFTMAX": _log_softmax,
     "ACTIVATION_LOG_SOFTMAX1": _log_softmax,
-    "ACTIVATION_PARAMETRIC_SOFTPLUS": lambda x, p: p["alpha"] * jnp.log1p(jnp.exp(p["beta"] * x)),
+    "ACTIVATION_PARAMETRIC_SOFTPLUS": lambda x, p: p["alpha"] * jnp.logaddexp(0, p["beta"] * x),
     "ACTIVATION_RELU": lambda x, p: jnp.maximum(x, jnp.zeros_like(x)),
     "ACTIVATION_SCALED_ELU": lambda x, p: jnp.where(
         x > 0, p["gamma"] * x, p["gamma"] * (p["alpha"] * jnp.exp(x) - p["alpha"])
@@ -215,7 +218,8 @@ ACTIVATIONS: dict[str, Callable[[Array, Parameters], Array]] = {
     "ACTIVATION_SIGMOID": lambda x, p: _sigmoid(x),
     "ACTIVATION_SOFTMAX": _softmax,
     "ACTIVATION_SOFTMAX1": _softmax,
-    "ACTIVATION_SOFTPLUS": lambda x, p: jnp.log1p(jnp.exp(p["steepness"] * x)) / p["steepness"],
+    # ln(1 + exp(y)) as logaddexp(0, y): the page's value, without exp's overflow.
+    "ACTIVATION_SOFTPLUS": lambda x, p: jnp.logaddexp(0, p["steepness"] * x) / p["steepness"],
     "ACTIVATION_SOFTSIGN": lambda x, p: x / (1 + jnp.abs(x)),
     "ACTIVATION_SWISH": lambda x, p: x * _sigmoid(p["sigmoid_input_scale"] * x),
     "ACTIVATION_TANH": lambda x, p: jnp.tanh(x),
@@ -230,7 +234,6 @@ _UNARY: dict[str, Callable[[Array], Array]] = {
     "ASINH": jnp.arcsinh,
     "ATAN": jnp.arctan,
     "ATANH": jnp.arctanh,
-    "BIT_NOT": jnp.bitwise_not,
     "CEIL": lambda x: jnp.ceil(x) if _is_float(x) else x,
     "COS": jnp.cos,
     "COSH": jnp.cosh,
@@ -254,11 +257,8 @@ _BINARY: dict[str, Callable[[Array, Array], Array]] = {
     "ADD": jnp.add,
     "ADD1": jnp.add,
     "ATAN_YX": jnp.arctan2,
-    "BIT_AND": jnp.bitwise_and,
-    "BIT_OR": jnp.bitwise_or,
     "BIT_SHIFT_LEFT": _shift(left=True),
     "BIT_SHIFT_RIGHT": _shift(left=False),
-    "BIT_XOR": jnp.bitwise_xor,
     "DIFFERENCE_SQUARE": lambda a, b: (a - b) * (a - b),
     "DIVIDE": _truncating_divide,
     "LOGICAL_AND": lambda a, b: (a != 0) & (b != 0),
@@ -281,19 +281,27 @@ _BINARY: dict[str, Callable[[Array, Array], Array]] = {
 
 # Unary functions with parameters: (x, parameters) -> y.
 _PARAMETERIZED: dict[str, Callable[[Array, Parameters], Array]] = {
-    "BIT_COUNT": _bit_count,
     "CLIP": _clip,
     "CLIP1": _clip,
     "CONSTANT_POW": lambda x, p: _pow(x, jnp.asarray(p["exponent"], x.dtype)),
     "IS_INFINITY": _is_infinity,
     "ROUND": _round,
     "SIGN": _sign,
-    "THRESHOLD": lambda x, p: jnp.maximum(x, jnp.asarray(p["min"]).astype(x.dtype)),
+    "THRESHOLD": lambda x, p: jnp.maximum(x, _bound(p["min"], x.dtype)),
+}
+
+# Bit operators read and write each element's encoding (floats as their unsigned integer).
+_BITWISE: dict[str, Callable[..., Array]] = {
+    "BIT_AND": jnp.bitwise_and,
+    "BIT_COUNT": lax.population_count,
+    "BIT_NOT": jnp.bitwise_not,
+    "BIT_OR": jnp.bitwise_or,
+    "BIT_XOR": jnp.bitwise_xor,
 }
 
 # Every function the primitive knows, by operator name without its ELEMENT_WISE_ prefix.
 FUNCTIONS = frozenset(
-    {*_UNARY, *_BINARY, *_PARAMETERIZED, *ACTIVATIONS}
+    {*_UNARY, *_BINARY, *_PARAMETERIZED, *_BITWISE, *ACTIVATIONS}
     | {"CAST", "CLIP_GRAD", "CLIP_GRAD1", "IF"}
     | {"ACTIVATION_PARAMETERIZED_RELU", "ACTIVATION_RELU_GRAD"}
     | {"QUANTIZE_LINEAR", "DEQUANTIZE_LINEAR", "QUANTIZED_LINEAR_ADD"}
@@ -305,13 +313,22 @@ def _cast(x: Array, output_type: str) -> Array:
     target = jnp.dtype(output_type)
     if target.kind in "iu" and x.dtype.kind == "f":
         info = np.iinfo(target)
+        low, high = float(info.min), float(info.max)
         wide = x.astype(jnp.float64)  # kernels run with 64-bit types enabled
-        clipped = jnp.clip(jnp.trunc(wide), info.min, info.max)
-        clipped = jnp.where(jnp.isnan(wide), 0, clipped)
+        clipped = jnp.where(jnp.isnan(wide), 0.0, jnp.clip(jnp.trunc(wide), low, high))
         # float values at the type's edge round up past it (2^63 for INT64): pin them.
         as_int = clipped.astype(target)
-        return jnp.where(wide >= info.max, info.max, jnp.where(wide <= info.min, info.min, as_int))
+        highest = jnp.asarray(np.array(info.max, dtype=target))
+        lowest = jnp.asarray(np.array(info.min, dtype=target))
+        return jnp.where(wide >= high, highest, jnp.where(wide <= low, lowest, as_int))
     return x.astype(target)
+
+
+def _bits_of(x: Array) -> Array:
+    """A float's encoding as the unsigned integer of its width (bit operators read the bits)."""
+    if x.dtype.kind != "f":
+        return x
+    return lax.bitcast_convert_type(x, jnp.dtype(f"uint{x.dtype.itemsize * 8}"))
 
 
 def _quantize(value: Array, scale: Array, zero_point: Array | None, output_type: str) -> Array:
@@ -369,6 +386,16 @@ def element_wise(
     assert x is not None
     if name == "CAST":
         return _cast(first, output_type)
+    if name in _BITWISE:  # on the encoding, whatever the type: the result keeps its bits
+        bits = [_bits_of(a) for a in inputs if a is not None]
+        result = _BITWISE[name](*bits)
+        if name == "BIT_COUNT" or storage.kind != "f":
+            return result.astype(output_type)
+        return lax.bitcast_convert_type(result, storage).astype(output_type)
+    if scale_bias and storage.kind != "f":
+        # ScaleBias makes an integer input real-valued: the result converts as CAST does.
+        x = x.astype(jnp.float64)
+        compute = jnp.float64
     if name == "QUANTIZE_LINEAR":
         return _quantize(x, arrays[1], arrays[2], output_type)  # type: ignore[arg-type]
     if name == "DEQUANTIZE_LINEAR":
@@ -399,4 +426,6 @@ def element_wise(
     if activation:
         kind, values = _parameters(activation)
         result = ACTIVATIONS[kind](result.astype(compute), values)
+    if jnp.dtype(output_type).kind in "iu" and result.dtype.kind == "f":
+        return _cast(result, output_type)
     return result.astype(output_type)

@@ -180,7 +180,10 @@ def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Pla
         tuple(output["Sizes"]),
         kernel.common.data_types[output["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_")].numpy
         or "",
-        tuple(_layout(kernel, view, desc, field) for _, field in kernel.inputs),
+        tuple(
+            _layout(kernel, view, desc, field) if field in desc else None
+            for _, field in kernel.inputs
+        ),
         _layout(kernel, view, desc, kernel.output),
     )
 
@@ -238,6 +241,7 @@ def _jitted(
     with_out: bool,
     layouts: tuple[Layout | None, ...] = (),
     output_layout: Layout | None = None,
+    present: tuple[bool, ...] = (),
 ) -> Callable[..., jax.Array]:
     """The primitive jitted with its static parameters, result shape and dtype bound. With
     `with_out` it takes one more argument, the buffer the result is written into: unused for a
@@ -248,10 +252,13 @@ def _jitted(
     def traced(*arrays: jax.Array) -> jax.Array:
         global _traces
         _traces += 1  # runs only while tracing
-        inputs = arrays[:-1] if with_out else arrays
+        inputs: tuple[Any, ...] = arrays[:-1] if with_out else arrays
+        if present:  # optional inputs left out: None in their places
+            given = iter(inputs)
+            inputs = tuple(next(given) if p else None for p in present)
         if any(layouts):
             inputs = tuple(
-                a if layout is None else read_view(a, layout)
+                a if layout is None or a is None else read_view(a, layout)
                 for a, layout in zip(inputs, layouts, strict=True)
             )
         result = primitive(*inputs, **parameters).reshape(shape).astype(dtype)
@@ -281,6 +288,7 @@ def _prepare(
     donate: bool,
     out: Any,
     strided: Mapping[str, Mapping[str, Any]] | None = None,
+    present: tuple[bool, ...] = (),
 ) -> Callable[..., jax.Array]:
     """The slow path, once per call signature: build and validate the desc, plan, jit."""
     desc = build_desc(kernel, arrays, fields, outputs, strided)
@@ -294,7 +302,9 @@ def _prepare(
             )
     donated: list[int] = []
     if donate and kernel.donate is not None:
-        donated.append([field for _, field in kernel.inputs].index(kernel.donate))
+        donated.append(
+            [field for _, field in kernel.inputs if field in arrays].index(kernel.donate)
+        )
     if out is None and plan.output_layout is not None:
         raise InvalidOperator(
             f"{kernel.output} has Strides: pass its initial buffer ({plan.output_layout.elements} "
@@ -308,7 +318,7 @@ def _prepare(
                 f"out must be {what} {kernel.output}: shape {plan.output_shape} "
                 f"and dtype {plan.output_dtype}; got shape {actual[0]} and dtype {actual[1]}"
             )
-        donated.append(len(kernel.inputs))
+        donated.append(len(arrays))
     enable_compilation_cache()
     return _jitted(
         kernel.primitive,
@@ -319,6 +329,7 @@ def _prepare(
         out is not None,
         plan.layouts,
         plan.output_layout,
+        present if not all(present) else (),
     )
 
 
@@ -342,7 +353,11 @@ def call_kernel(
     the descs of inputs passed as 1-D buffers (descs with Strides); an output whose desc (in
     `outputs`) has Strides needs `out`, its initial buffer, and the whole buffer is returned
     with only the view written."""
-    values = [arrays[field] for _, field in kernel.inputs]
+    # An optional input left out (None) is no argument: the primitive gets None in its place.
+    present = tuple(arrays.get(field) is not None for _, field in kernel.inputs)
+    values = [
+        arrays[field] for (_, field), given in zip(kernel.inputs, present, strict=True) if given
+    ]
     if not all(hasattr(v, "dtype") for v in values):
         values = [v if hasattr(v, "dtype") else np.asarray(v) for v in values]
     # What a call's desc depends on: the arrays' shapes and dtypes and the keyword fields.
@@ -354,6 +369,7 @@ def call_kernel(
         scalars = _frozen(fields)
     key = (
         kernel,
+        present,
         *[(v.shape, v.dtype) for v in values],
         scalars,
         _frozen(outputs) if outputs else (),
@@ -364,9 +380,12 @@ def call_kernel(
     )
     function = _calls.get(key)
     if function is None:
-        named = {field: value for (_, field), value in zip(kernel.inputs, values, strict=True)}
+        fields_given = [
+            field for (_, field), given in zip(kernel.inputs, present, strict=True) if given
+        ]
+        named = dict(zip(fields_given, values, strict=True))
         function = _prepare(
-            kernel, named, fields, outputs or {}, feature_level, donate, out, strided
+            kernel, named, fields, outputs or {}, feature_level, donate, out, strided, present
         )
         if len(_calls) >= _CACHE_LIMIT:
             _calls.clear()
@@ -418,7 +437,7 @@ def run_operator(
         k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
     }
     # Only strided descs pay for reading the desc's defaults (their buffers' lengths).
-    fields = [field for _, field in kernel.inputs] + [kernel.output]
+    fields = [field for _, field in kernel.inputs if field in desc] + [kernel.output]
     view = None
     if any(isinstance(desc[f], Mapping) and desc[f].get("Strides") is not None for f in fields):
         view = _view(kernel, operator["desc"])

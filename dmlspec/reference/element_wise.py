@@ -9,7 +9,9 @@ Tables, not one function per operator:
 - CAST on its own.
 
 Numbers: float tensors are read as float64; the formula (and any fused activation) is computed
-there and rounded once to the output type. Integer tensors are read as Python integers (object
+there and rounded once to the output type, except that ScaleBias's g(x) and the result a fused
+activation reads are held in FLOAT32 (for 16- and 32-bit floats), as a device holds them.
+Integer tensors are read as Python integers (object
 arrays): the formula is exact, then wrapped to the output width (two's complement). A result
 that is not an integer (a FLOAT parameter or ScaleBias took part, or an integer operator writes
 a float) converts toward zero, saturating, NaN to 0. FLOAT parameters (Alpha, Min, Scale, ...)
@@ -151,6 +153,17 @@ def _to_type(values: Any, dtype: np.dtype[Any]) -> np.ndarray:
     info = np.iinfo(dtype)
     flat = [_integer_value(v, info) for v in array.reshape(-1).tolist()]
     return np.array(flat, dtype=dtype).reshape(array.shape)
+
+
+def _held(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """An intermediate (ScaleBias's g(x), the result a fused activation reads) as a device
+    holds it: in FLOAT32 for 16- and 32-bit floats (FLOAT64 stays). The functions after it are
+    ill-conditioned enough (exp of a large argument) that computing g(x) in float64 would
+    expect a value no FLOAT32 device can produce."""
+    if dtype.kind == "f" and dtype.itemsize <= 4:
+        with np.errstate(over="ignore"):
+            return values.astype(np.float32).astype(np.float64)
+    return values
 
 
 def _is_integer(array: np.ndarray) -> bool:
@@ -590,12 +603,14 @@ def _apply(
             real = real * float(np.float32(scale_bias["Scale"])) + float(
                 np.float32(scale_bias["Bias"])
             )
+            real = _held(real, value.dtype)
         arguments.append(real)
     params = _Params(name, desc, dtype)
     formula = rule.exact if exact and rule.exact is not None else rule.real
     result = np.asarray(formula(params, *arguments))
     if desc.get("FusedActivation"):
-        result = _fused(name, desc["FusedActivation"], result.astype(np.float64))
+        held = _held(result.astype(np.float64), dtype)
+        result = _fused(name, desc["FusedActivation"], held)
     return _to_type(result, dtype)
 
 

@@ -63,8 +63,8 @@ KERNEL = KernelTable(
 def element_wise_quantize_linear(
     InputTensor: ArrayLike,
     ScaleTensor: ArrayLike,
-    ZeroPointTensor: ArrayLike,
     *,
+    ZeroPointTensor: ArrayLike | None = None,
     OutputTensor: Mapping[str, Any],
     feature_level: str | None = None,
     out: jax.Array | None = None,

@@ -180,8 +180,9 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
         "",
         "",
     ]
-    parameters = [f"    {f.name}: ArrayLike," for f in inputs]
-    keywords = [f"    {f.name}: Mapping[str, Any]," for f in required_outputs]
+    parameters = [f"    {f.name}: ArrayLike," for f in inputs if not f.optional]
+    keywords = [f"    {f.name}: ArrayLike | None = None," for f in inputs if f.optional]
+    keywords += [f"    {f.name}: Mapping[str, Any]," for f in required_outputs]
     keywords += [f"    {f.name}: {_PYTHON_TYPES[f.kind]} | None = None," for f in scalars]
     keywords.append("    feature_level: str | None = None,")
     if kernel.donate:
