@@ -30,6 +30,7 @@ class OperatorStatus:
     examples: int
     kernel: bool
     reference: bool
+    in_progress: bool = False  # the suite exists but a default conformance run leaves it out
 
     @property
     def validator(self) -> bool:
@@ -55,6 +56,7 @@ def _status(spec: OperatorSpec) -> OperatorStatus:
         examples=len(spec.examples),
         kernel=spec.kernel is not None,
         reference=spec.name in REFERENCE_OPERATORS,
+        in_progress=spec.kernel is not None and spec.kernel.in_progress is not None,
     )
 
 
@@ -98,7 +100,7 @@ def _cells(row: OperatorStatus) -> tuple[str, ...]:
         mark(row.validator),
         mark(row.kernel),
         mark(row.reference),
-        mark(row.suite),
+        "in progress" if row.in_progress else mark(row.suite),
     )
 
 
@@ -112,7 +114,8 @@ def _summary(rows: list[OperatorStatus]) -> str:
         f"{len(rows)} operators ({curated} curated, {len(rows) - curated} drafted); "
         f"{encoded} normative sentences encoded, {left} left ({share:.0f}% encoded; "
         f"{informative} more are informative, not rules); "
-        f"{sum(r.kernel for r in rows)} with kernels, reference and suites."
+        f"{sum(r.kernel for r in rows)} with kernels, reference and suites "
+        f"({sum(r.in_progress for r in rows)} of them in progress: run with --ops)."
     )
 
 

@@ -619,6 +619,7 @@ class Kernel:
     output: str
     donate: str | None = None
     function: str | None = None  # a family primitive's table entry, passed as `function`
+    in_progress: str | None = None  # why a default conformance run leaves it out
 
     def to_json(self) -> Json:
         data: Json = {"primitive": self.primitive}
@@ -630,6 +631,7 @@ class Kernel:
             "output": self.output,
         }
         _put(data, "donate", self.donate)
+        _put(data, "in_progress", self.in_progress)
         return data
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlspec.reference.layout import is_strided
 from tests.broken_backends import _Wrapped
 
 
@@ -125,6 +126,7 @@ class ExpOneUlpOff(_Wrapped):
 
     def output_hook(self, operator: Any, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         out = outputs["OutputTensor"]
-        if out.dtype == np.float32:
+        # A strided output's buffer holds gaps that must stay as given: nudge packed ones only.
+        if out.dtype == np.float32 and not is_strided(operator["desc"]["OutputTensor"]):
             out = np.nextafter(out, np.float32(np.inf))
         return {"OutputTensor": out}

@@ -173,8 +173,11 @@ def _compare(
         return ulp_mismatches(want, got, want, rule.max_ulps, defined, rule.abs_tolerance)
     env = bind_desc(catalog.common, spec, case.operator["desc"])
     env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
-    scale = np.broadcast_to(
-        np.asarray(rule.ulp_scale.evaluate(env), dtype=np.float64), (want.size,)
+    # The larger of the expected value and the rule's magnitude: a formula whose terms are
+    # larger than its result (cancellation) is allowed their rounding.
+    scale = np.maximum(
+        np.abs(want.reshape(-1).astype(np.float64)),
+        np.broadcast_to(np.asarray(rule.ulp_scale.evaluate(env), dtype=np.float64), (want.size,)),
     )
     return ulp_mismatches(
         want, got, scale.reshape(want.shape), rule.max_ulps, defined, rule.abs_tolerance

@@ -174,6 +174,13 @@ def _expected_failures(config: pytest.Config) -> list[dict[str, Any]]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     operators = config.getoption("dml_ops")
+    if not operators:  # a default run leaves out the suites the specs mark in progress
+        unfinished = {
+            s.name for s in catalog().with_kernels if s.checked_kernel.in_progress is not None
+        }
+        kept = [i for i in items if _operator_of(i) not in unfinished]
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
     if operators:
         wanted = {o.strip().upper().removeprefix("DML_OPERATOR_") for o in operators.split(",")}
         wanted = {catalog().operator(o).name for o in wanted}

@@ -544,6 +544,7 @@ class OperatorBuilder(Builder):
             output=raw["output"],
             donate=raw.get("donate"),
             function=raw.get("function"),
+            in_progress=raw.get("in_progress"),
         )
 
     # -- examples -------------------------------------------------------------------------

@@ -312,7 +312,10 @@ def _run_one(
             scale = (
                 expected
                 if rules.get("ulp_scale") is None  # the ULP of each expected element
-                else _scale(rules, operator, expected.size).reshape(expected.shape)
+                else np.maximum(
+                    np.abs(expected.astype(np.float64)),
+                    _scale(rules, operator, expected.size).reshape(expected.shape),
+                )
             )
             mismatches = ulp_mismatches(
                 expected, actual, scale, rules["max_ulps"], defined, rules.get("abs_tolerance")

@@ -1,0 +1,102 @@
+"""The element-wise family (ELEMENT_WISE_*, ACTIVATION_*, CAST): one kernel primitive, one
+reference, generated suites; the suites catch a broken backend per sub-family and pass a
+correct one that differs within the tolerance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dmlspec import load_catalog, ops
+from dmlspec.kernels.element_wise import FUNCTIONS
+from dmlspec.reference.element_wise import ELEMENT_WISE_OPERATORS
+
+from .test_conformance import conformance
+
+FAMILY = sorted(
+    s.name
+    for s in load_catalog().operators
+    if s.name.startswith(("ELEMENT_WISE_", "ACTIVATION_")) or s.name == "CAST"
+)
+
+# One broken backend per sub-family (tests/element_wise_backends.py), with the operator it breaks.
+BROKEN = [
+    ("ExpTooLarge", "ELEMENT_WISE_EXP"),  # unary math
+    ("SubtractReversed", "ELEMENT_WISE_SUBTRACT"),  # binary
+    ("GreaterOrEqualIsStrict", "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL"),  # compare
+    ("XorIsOr", "ELEMENT_WISE_BIT_XOR"),  # bit
+    ("CastRoundsToNearest", "CAST"),  # cast
+    ("RoundHalvesAway", "ELEMENT_WISE_ROUND"),  # round
+    ("ClipIgnoresMax", "ELEMENT_WISE_CLIP"),  # clip
+    ("ReluLeaks", "ACTIVATION_RELU"),  # activation
+    ("ScaleBiasWithoutBias", "ELEMENT_WISE_IDENTITY"),  # scale-bias
+    ("FusedActivationIgnored", "ELEMENT_WISE_ADD1"),  # fused activation
+]
+
+
+def test_every_family_spec_has_a_kernel_a_reference_and_a_suite() -> None:
+    catalog = load_catalog()
+    assert len(FAMILY) == 93
+    for name in FAMILY:
+        spec = catalog.operator(name)
+        assert spec.kernel is not None and spec.checked_kernel.primitive == "element_wise"
+        function = spec.checked_kernel.function
+        assert function is not None
+        assert function.removeprefix("ELEMENT_WISE_") in FUNCTIONS, name
+        assert name in ELEMENT_WISE_OPERATORS, name
+        assert callable(getattr(ops, name.lower())), name
+
+
+def test_scale_bias_and_fused_activation_are_one_mechanism() -> None:
+    a = np.array([1.0, 2.0, -3.0], np.float32)
+    b = np.array([5.0, 8.0, -5.0], np.float32)
+    # ELU(alpha 0.5) of a + b, from DxDispatch's dml_element_wise_add1.json
+    fused = ops.element_wise_add1(a, b, FusedActivation={"Type": "ACTIVATION_ELU", "Alpha": 0.5})
+    np.testing.assert_allclose(fused, [6.0, 10.0, 0.5 * (np.exp(-8.0) - 1)], rtol=1e-6)
+    nested = ops.element_wise_add1(
+        a, b, FusedActivation={"Type": "DML_OPERATOR_ACTIVATION_ELU", "Desc": {"Alpha": 0.5}}
+    )
+    np.testing.assert_array_equal(fused, nested)
+    # The activation a fused activation runs is the activation operator's own kernel.
+    np.testing.assert_array_equal(fused, ops.activation_elu(a + b, Alpha=0.5))
+    scaled = ops.element_wise_exp(a, ScaleBias={"Scale": 2.0, "Bias": 1.0})
+    np.testing.assert_allclose(scaled, np.exp(a * 2 + 1), rtol=1e-6)
+
+
+def test_float16_is_computed_in_float32_and_rounded_once() -> None:
+    x = np.array([0.1, 1.7, 9.5], np.float16)
+    expected = np.exp(x.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(ops.element_wise_exp(x), expected)
+
+
+def test_integer_semantics_follow_the_pages() -> None:
+    # "For integer divisions, the result is truncated."
+    a, b = np.array([-7, 7, -7], np.int32), np.array([2, -2, -2], np.int32)
+    np.testing.assert_array_equal(ops.element_wise_divide(a, b), [-3, -3, 3])
+    # MODULUS_FLOOR: "the result will have the same sign as the divisor"
+    np.testing.assert_array_equal(ops.element_wise_modulus_floor(a, b), [1, -1, -1])
+    # MODULUS_TRUNCATE: "the result will have the same sign as the dividend"
+    np.testing.assert_array_equal(ops.element_wise_modulus_truncate(a, b), [-1, 1, -1])
+    # Comparisons write 1 or 0 in the output type the caller describes.
+    equal = ops.element_wise_logical_equals(a, b, OutputTensor={"DataType": "UINT8"})
+    assert equal.dtype == np.uint8 and equal.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize(("backend", "operator"), BROKEN, ids=[b for b, _ in BROKEN])
+def test_ci_profile_catches_a_broken_family_backend(
+    tmp_path: Path, backend: str, operator: str
+) -> None:
+    result = conformance(f"tests.element_wise_backends:{backend}", tmp_path, "--ops", operator)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [t for t in results["tests"] if t["outcome"] == "failed"]
+
+
+def test_a_backend_within_the_tolerance_passes(tmp_path: Path) -> None:
+    result = conformance(
+        "tests.element_wise_backends:ExpOneUlpOff", tmp_path, "--ops", "ELEMENT_WISE_EXP"
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
