@@ -285,10 +285,14 @@ def command_conformance(args: argparse.Namespace) -> int:
 
 
 def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list[str]:
-    """The operators `--ops` names (every one with a kernel when none); BadInput for an
-    unknown one or one dmlspec cannot run yet."""
+    """The operators `--ops` names (when none: every one with a kernel whose suite is not
+    marked in progress); BadInput for an unknown one or one dmlspec cannot run yet."""
     if not names:
-        return [spec.name for spec in catalog.with_kernels]
+        return [
+            spec.name
+            for spec in catalog.with_kernels
+            if spec.kernel is None or spec.kernel.in_progress is None
+        ]
     runnable = ", ".join(s.name for s in catalog.with_kernels)
     chosen = []
     for name in names:

@@ -191,7 +191,8 @@ def draw_desc(
         desc: dict[str, Any] = {}
         drawn: list[list[int]] = []
         for tensor in spec.tensor_fields:
-            if tensor.optional and not tensor.is_output and rng.random() < 0.3:
+            forced = force is not None and force.tensor == tensor.name
+            if tensor.optional and not tensor.is_output and not forced and rng.random() < 0.3:
                 continue  # an optional input left out now and then
             entry: dict[str, Any] = {"DataType": types[f"{tensor.name}.DataType"]}
             if f"{tensor.name}.Sizes" not in derivable:

@@ -69,7 +69,9 @@ class Target:
         if row is None:
             return
         for cell in row.tensors:
-            tensor = case.operator["desc"][cell.tensor]
+            tensor = case.operator["desc"].get(cell.tensor)
+            if tensor is None:  # an optional tensor the case leaves out
+                continue
             self.cells[
                 (spec.name, row.feature_level, cell.tensor, "data_type", tensor["DataType"])
             ] += 1

@@ -40,13 +40,15 @@ def _is_float(x: Array) -> bool:
 
 
 def _integral(x: Array) -> Array:
-    return x == jnp.floor(x)
+    return (x == jnp.floor(x)) & jnp.isfinite(x)
 
 
 def _pow(base: Array, exponent: Array) -> Array:
     """pow with the page's rule: a negative base needs an integral exponent, else NaN."""
     if not _is_float(base):
         return jnp.power(base, exponent)
+    if base.dtype != jnp.float64:  # XLA's FLOAT32 pow loses accuracy on subnormal bases
+        return _pow(base.astype(jnp.float64), exponent.astype(jnp.float64)).astype(base.dtype)
     magnitude = jnp.power(jnp.abs(base), exponent)
     odd = jnp.abs(jnp.fmod(exponent, 2)) == 1
     signed = jnp.where((base < 0) & odd, -magnitude, magnitude)
@@ -134,10 +136,17 @@ def _clip(x: Array, p: Parameters) -> Array:
     return jnp.minimum(high, jnp.maximum(low, x))
 
 
+def _clip1(x: Array, p: Parameters) -> Array:
+    """CLIP1's own formula, max(Min, min(x, Max)): Min wins where Min > Max (CLIP: Max)."""
+    return jnp.maximum(_bound(p["min"], x.dtype), jnp.minimum(x, _bound(p["max"], x.dtype)))
+
+
 def _clip_grad(x: Array, gradient: Array, p: Parameters) -> Array:
-    low = _bound(p["min"], x.dtype)
-    high = _bound(p["max"], x.dtype)
-    return jnp.where((x <= low) | (x >= high), jnp.zeros_like(gradient), gradient)
+    """The gradient where Min < x < Max, compared as numbers (an integer x against FLOAT
+    bounds is compared exactly, not against the bounds converted to its type)."""
+    wide = x.astype(jnp.float64)
+    outside = (wide <= p["min"]) | (wide >= p["max"])
+    return jnp.where(outside, jnp.zeros_like(gradient), gradient)
 
 
 def _rows(x: Array) -> tuple[Array, tuple[int, ...]]:
@@ -226,17 +235,29 @@ ACTIVATIONS: dict[str, Callable[[Array, Parameters], Array]] = {
     "ACTIVATION_THRESHOLDED_RELU": lambda x, p: jnp.where(x > p["alpha"], x, jnp.zeros_like(x)),
 }
 
+
+def _wide(function: Callable[[Array], Array]) -> Callable[[Array], Array]:
+    """A function XLA computes less accurately in FLOAT32 than a device must (inverse trig and
+    hyperbolic functions near their singular points, tiny arguments flushed): computed in
+    FLOAT64 and rounded once."""
+
+    def wide(x: Array) -> Array:
+        return function(x.astype(jnp.float64)).astype(x.dtype) if _is_float(x) else function(x)
+
+    return wide
+
+
 _UNARY: dict[str, Callable[[Array], Array]] = {
     "ABS": jnp.abs,
-    "ACOS": jnp.arccos,
-    "ACOSH": jnp.arccosh,
-    "ASIN": jnp.arcsin,
-    "ASINH": jnp.arcsinh,
-    "ATAN": jnp.arctan,
-    "ATANH": jnp.arctanh,
+    "ACOS": _wide(jnp.arccos),
+    "ACOSH": _wide(jnp.arccosh),
+    "ASIN": _wide(jnp.arcsin),
+    "ASINH": _wide(jnp.arcsinh),
+    "ATAN": _wide(jnp.arctan),
+    "ATANH": _wide(jnp.arctanh),
     "CEIL": lambda x: jnp.ceil(x) if _is_float(x) else x,
     "COS": jnp.cos,
-    "COSH": jnp.cosh,
+    "COSH": _wide(jnp.cosh),
     "ERF": erf,
     "EXP": jnp.exp,
     "FLOOR": lambda x: jnp.floor(x) if _is_float(x) else x,
@@ -247,7 +268,7 @@ _UNARY: dict[str, Callable[[Array], Array]] = {
     "NEGATE": jnp.negative,
     "RECIP": lambda x: 1 / x,
     "SIN": jnp.sin,
-    "SINH": jnp.sinh,
+    "SINH": _wide(jnp.sinh),
     "SQRT": jnp.sqrt,
     "TAN": jnp.tan,
     "TANH": jnp.tanh,
@@ -282,7 +303,7 @@ _BINARY: dict[str, Callable[[Array, Array], Array]] = {
 # Unary functions with parameters: (x, parameters) -> y.
 _PARAMETERIZED: dict[str, Callable[[Array, Parameters], Array]] = {
     "CLIP": _clip,
-    "CLIP1": _clip,
+    "CLIP1": _clip1,
     "CONSTANT_POW": lambda x, p: _pow(x, jnp.asarray(p["exponent"], x.dtype)),
     "IS_INFINITY": _is_infinity,
     "ROUND": _round,
@@ -339,9 +360,13 @@ def _quantize(value: Array, scale: Array, zero_point: Array | None, output_type:
 
 
 def _dequantize(value: Array, scale: Array, zero_point: Array | None) -> Array:
-    wide = value.astype(jnp.float32)
-    offset = jnp.zeros((), jnp.float32) if zero_point is None else zero_point.astype(jnp.float32)
-    return (wide - offset) * scale.astype(jnp.float32)
+    """(input - zero_point) * scale; integer inputs subtract exactly (in 64 bits) first."""
+    if zero_point is not None and value.dtype.kind in "iu" and zero_point.dtype.kind in "iu":
+        difference = (value.astype(jnp.int64) - zero_point.astype(jnp.int64)).astype(jnp.float32)
+    else:
+        offset = 0 if zero_point is None else zero_point.astype(jnp.float32)
+        difference = value.astype(jnp.float32) - offset
+    return difference * scale.astype(jnp.float32)
 
 
 def _parameters(members: tuple[tuple[str, Any], ...] | None) -> tuple[str, dict[str, Any]]:

@@ -252,6 +252,18 @@ def _shrink(p: _Params, x: Any) -> Any:
     return np.where(x > threshold, x - bias, np.where(x < -threshold, x + bias, 0))
 
 
+_FLOAT32 = np.dtype(np.float32)
+
+
+def _page_pow(x: Any, exponent: Any) -> Any:
+    """pow as the POW pages say: "Negative bases are supported for exponents with integral
+    values ..., otherwise this operator returns NaN" (-inf is a negative base too, where C's
+    pow would give +inf)."""
+    x, exponent = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(exponent, np.float64))
+    integral = np.isfinite(exponent) & (exponent == np.floor(exponent))
+    return np.where((x < 0) & ~integral, np.nan, np.power(x, exponent))
+
+
 _ACTIVATIONS: dict[str, Formula] = {
     "ACTIVATION_CELU": lambda p, x: (
         np.maximum(0, x) + np.minimum(0, p.float32("Alpha") * np.expm1(x / p.float32("Alpha")))
@@ -267,9 +279,10 @@ _ACTIVATIONS: dict[str, Formula] = {
     "ACTIVATION_LINEAR": lambda p, x: p.float32("Alpha") * x + p.float32("Beta"),
     "ACTIVATION_LOG_SOFTMAX": lambda p, x: _log_softmax(x, _last_axis(x)),
     "ACTIVATION_LOG_SOFTMAX1": lambda p, x: _log_softmax(x, p.axes()),
-    # ln(1 + exp(y)) is logaddexp(0, y): the same value without overflow.
+    # ln(1 + exp(y)) is logaddexp(0, y): the same value without overflow. The argument y is
+    # held in FLOAT32 (the activations' widest type), where Beta * x can overflow.
     "ACTIVATION_PARAMETRIC_SOFTPLUS": lambda p, x: (
-        p.float32("Alpha") * np.logaddexp(0, p.float32("Beta") * x)
+        p.float32("Alpha") * np.logaddexp(0, _held(p.float32("Beta") * x, _FLOAT32))
     ),
     "ACTIVATION_RELU": lambda p, x: np.maximum(0, x),
     "ACTIVATION_SCALED_ELU": lambda p, x: (
@@ -281,7 +294,7 @@ _ACTIVATIONS: dict[str, Formula] = {
     "ACTIVATION_SOFTMAX": lambda p, x: _softmax(x, _last_axis(x)),
     "ACTIVATION_SOFTMAX1": lambda p, x: _softmax(x, p.axes()),
     "ACTIVATION_SOFTPLUS": lambda p, x: (
-        np.logaddexp(0, p.float32("Steepness") * x) / p.float32("Steepness")
+        np.logaddexp(0, _held(p.float32("Steepness") * x, _FLOAT32)) / p.float32("Steepness")
     ),
     "ACTIVATION_SOFTSIGN": lambda p, x: x / (1 + np.abs(x)),
     "ACTIVATION_SWISH": lambda p, x: x * _sigmoid(p.float32("SigmoidInputScale") * x),
@@ -412,7 +425,7 @@ _RULES: dict[str, _Rule] = {
     "ELEMENT_WISE_ROUND": _Rule(_X, _round),
     "ELEMENT_WISE_IS_NAN": _unary(np.isnan),
     "ELEMENT_WISE_IS_INFINITY": _Rule(_X, _is_infinity),
-    "ELEMENT_WISE_CONSTANT_POW": _Rule(_X, lambda p, x: np.power(x, p.float32("Exponent"))),
+    "ELEMENT_WISE_CONSTANT_POW": _Rule(_X, lambda p, x: _page_pow(x, p.float32("Exponent"))),
     # Unary, integers too.
     "ELEMENT_WISE_ABS": _both(_X, lambda p, x: np.abs(x)),
     "ELEMENT_WISE_IDENTITY": _both(_X, lambda p, x: x),
@@ -454,7 +467,7 @@ _RULES: dict[str, _Rule] = {
     ),
     "ELEMENT_WISE_POW": _Rule(
         ("InputTensor", "ExponentTensor"),
-        lambda p, x, e: np.power(x, e),
+        lambda p, x, e: _page_pow(x, e),
         lambda p, x, e: _int_pow(p.output.itemsize * 8)(x, e),
     ),
     # Comparisons and logic: 1 for true, 0 for false.

@@ -29,6 +29,8 @@ def graph_for(operator: Mapping[str, Any], dtypes: Mapping[str, np.dtype[Any]]) 
     kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
     desc = operator["desc"]
     tensors = {k: v.get("Desc", v) for k, v in desc.items() if isinstance(v, Mapping)}
+    if "OutputTensor" not in tensors:  # an operator with other outputs: not expressed here
+        return None
     output = tensors["OutputTensor"]
     out_dtype = dtypes["OutputTensor"]
     nodes, initializers, inputs = [], [], []

@@ -102,8 +102,9 @@ def activation_hardmax1(
     do not use it afterwards); repeated calls then reuse one buffer instead of allocating and
     page-faulting a fresh output each time.
 
-    Example (Example 1): called with AxisCount=1, Axes='{1}', it returns [[[1, 0], [0, 1]], [[1,
-    1], [0, 0]]].
+    Example (the documented example 'example_1'): called with InputTensor=np.array([[[12, 0],
+    [-101, 11]], [[3, 234], [0, -101]]], np.float32), AxisCount=1, Axes=[1], it returns [[[1, 0],
+    [0, 1]], [[1, 1], [0, 0]]].
     """
     return call_kernel(
         KERNEL,

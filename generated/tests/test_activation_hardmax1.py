@@ -18,7 +18,7 @@ from dmlspec.conformance import suite
 from dmlspec.conformance.suite import Target
 
 OPERATOR = "ACTIVATION_HARDMAX1"
-EXAMPLES = ("example_1_2", "example_2", "example_3")
+EXAMPLES = ("example_1", "example_1_2", "example_2", "example_3")
 CELLS = (
     ("5_1", "InputTensor", "data_type", "FLOAT32"),
     ("5_1", "InputTensor", "data_type", "FLOAT16"),
