@@ -46,6 +46,8 @@ def _integral(x: Array) -> Array:
 def _pow(base: Array, exponent: Array) -> Array:
     """pow with the page's rule: a negative base needs an integral exponent, else NaN."""
     if not _is_float(base):
+        if _is_float(exponent):  # an integer base to a FLOAT power: in FLOAT64, then as CAST
+            return _pow(base.astype(jnp.float64), exponent.astype(jnp.float64))
         return jnp.power(base, exponent)
     if base.dtype != jnp.float64:  # XLA's FLOAT32 pow loses accuracy on subnormal bases
         return _pow(base.astype(jnp.float64), exponent.astype(jnp.float64)).astype(base.dtype)
@@ -136,9 +138,30 @@ def _clip(x: Array, p: Parameters) -> Array:
     return jnp.minimum(high, jnp.maximum(low, x))
 
 
-def _clip1(x: Array, p: Parameters) -> Array:
-    """CLIP1's own formula, max(Min, min(x, Max)): Min wins where Min > Max (CLIP: Max)."""
-    return jnp.maximum(_bound(p["min"], x.dtype), jnp.minimum(x, _bound(p["max"], x.dtype)))
+def _union(value: Any, dtype: Any) -> Array:
+    """A DML_SCALAR_UNION bound (CLIP1, CLIP_GRAD1) as the member of the tensor's type holds
+    it: integers keep their low bits, as a C union member does."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        return jnp.asarray(value, dtype)
+    bits = dtype.itemsize * 8
+    wrapped = int(value) % (1 << bits)
+    if dtype.kind == "i" and wrapped >= 1 << (bits - 1):
+        wrapped -= 1 << bits
+    return jnp.asarray(np.array(wrapped, dtype))
+
+
+def _clip1(x: Array, p: Parameters, storage: Any) -> Array:
+    """CLIP1's own formula, max(Min, min(x, Max)): Min wins where Min > Max (CLIP: Max). The
+    bounds are union members of the tensor's type, whatever type x is computed in."""
+    low = _union(p["min"], storage).astype(x.dtype)
+    high = _union(p["max"], storage).astype(x.dtype)
+    return jnp.maximum(low, jnp.minimum(x, high))
+
+
+def _clip_grad1(x: Array, gradient: Array, p: Parameters) -> Array:
+    low, high = _union(p["min"], x.dtype), _union(p["max"], x.dtype)
+    return jnp.where((x <= low) | (x >= high), jnp.zeros_like(gradient), gradient)
 
 
 def _clip_grad(x: Array, gradient: Array, p: Parameters) -> Array:
@@ -303,7 +326,6 @@ _BINARY: dict[str, Callable[[Array, Array], Array]] = {
 # Unary functions with parameters: (x, parameters) -> y.
 _PARAMETERIZED: dict[str, Callable[[Array, Parameters], Array]] = {
     "CLIP": _clip,
-    "CLIP1": _clip1,
     "CONSTANT_POW": lambda x, p: _pow(x, jnp.asarray(p["exponent"], x.dtype)),
     "IS_INFINITY": _is_infinity,
     "ROUND": _round,
@@ -323,7 +345,7 @@ _BITWISE: dict[str, Callable[..., Array]] = {
 # Every function the primitive knows, by operator name without its ELEMENT_WISE_ prefix.
 FUNCTIONS = frozenset(
     {*_UNARY, *_BINARY, *_PARAMETERIZED, *_BITWISE, *ACTIVATIONS}
-    | {"CAST", "CLIP_GRAD", "CLIP_GRAD1", "IF"}
+    | {"CAST", "CLIP1", "CLIP_GRAD", "CLIP_GRAD1", "IF"}
     | {"ACTIVATION_PARAMETERIZED_RELU", "ACTIVATION_RELU_GRAD"}
     | {"QUANTIZE_LINEAR", "DEQUANTIZE_LINEAR", "QUANTIZED_LINEAR_ADD"}
 )
@@ -389,7 +411,11 @@ def _scaled(x: Array, scale_bias: tuple[tuple[str, Any], ...] | None) -> Array:
     if not scale_bias:
         return x
     values = dict(scale_bias)
-    return x * jnp.asarray(values["Scale"], x.dtype) + jnp.asarray(values["Bias"], x.dtype)
+    scaled = x * jnp.asarray(values["Scale"], x.dtype) + jnp.asarray(values["Bias"], x.dtype)
+    if values["Bias"] == 0 and not np.signbit(values["Bias"]):
+        # IEEE gives -0 * s + 0 = +0; XLA folds the "+ 0" away and would keep -0.
+        scaled = jnp.where(scaled == 0, jnp.zeros_like(scaled), scaled)
+    return scaled
 
 
 def element_wise(
@@ -440,8 +466,12 @@ def element_wise(
         result = _BINARY[name](x, arrays[1])  # type: ignore[arg-type]
     elif name == "IF":
         result = jnp.where(x != 0, arrays[1], arrays[2])  # type: ignore[arg-type]
-    elif name in ("CLIP_GRAD", "CLIP_GRAD1"):
+    elif name == "CLIP1":
+        result = _clip1(x, parameters, storage)
+    elif name == "CLIP_GRAD":
         result = _clip_grad(x, arrays[1], parameters)  # type: ignore[arg-type]
+    elif name == "CLIP_GRAD1":
+        result = _clip_grad1(x, arrays[1], parameters)  # type: ignore[arg-type]
     elif name == "ACTIVATION_RELU_GRAD":
         result = jnp.where(x > 0, arrays[1], jnp.zeros_like(arrays[1]))  # type: ignore[arg-type]
     elif name == "ACTIVATION_PARAMETERIZED_RELU":

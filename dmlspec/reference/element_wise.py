@@ -98,7 +98,13 @@ class _Params:
                 )
         if dtype.kind == "f":
             return float(dtype.type(value))
-        return int(value)
+        # The union member of an integer type holds the value's low bits (a C conversion: how
+        # DxDispatch stores a JSON number into it); a fraction is dropped first.
+        bits = dtype.itemsize * 8
+        wrapped: int = math.trunc(value) % (1 << bits)
+        if dtype.kind == "i" and wrapped >= 1 << (bits - 1):
+            wrapped -= 1 << bits
+        return wrapped
 
 
 _UNION_MEMBERS = {

@@ -35,6 +35,10 @@ def _derive_output_tensor_dimension_count(d: View) -> Any:
     return d.AScaleTensor.DimensionCount
 
 
+def _derive_output_tensor_sizes(d: View) -> Any:
+    return d.ATensor.Sizes
+
+
 KERNEL = KernelTable(
     name="ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
     operator_type="DML_OPERATOR_ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
@@ -49,6 +53,7 @@ KERNEL = KernelTable(
     defaults=(),
     derived=(
         ("OutputTensor.DimensionCount", _derive_output_tensor_dimension_count),
+        ("OutputTensor.Sizes", _derive_output_tensor_sizes),
     ),
     output="OutputTensor",
     donate=None,
@@ -90,7 +95,7 @@ def element_wise_quantized_linear_add(
     for *OutputTensor*. OutputZeroPointTensor: The tensor containing the desired zero point for
     *OutputTensor*.
 
-    OutputTensor: the output desc, {'DataType': ..., 'Sizes': [...]}.
+    OutputTensor: the output desc, {'DataType': ..., 'Sizes': [...]} (its DataType at least).
 
     feature_level: validate against this DirectML feature level (default: the highest). An
     invalid desc raises dmlspec.InvalidOperator naming the constraint ids. out: a jax.Array

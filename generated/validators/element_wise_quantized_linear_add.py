@@ -102,6 +102,36 @@ def _c4(d: View) -> bool:
     )
 
 
+def _c5(d: View) -> bool:
+    """ELEMENT_WISE_QUANTIZED_LINEAR_ADD.C5: the scale and zero-point tensors must hold one element
+    each (Sizes all 1).
+    """
+    return bool(
+        d.AScaleTensor.Sizes == fn.pad_left([], d.ATensor.DimensionCount)
+        and (
+            not fn.present(lambda: d.AZeroPointTensor)
+            or d.AZeroPointTensor.Sizes == fn.pad_left([], d.ATensor.DimensionCount)
+        )
+        and d.BScaleTensor.Sizes == fn.pad_left([], d.ATensor.DimensionCount)
+        and (
+            not fn.present(lambda: d.BZeroPointTensor)
+            or d.BZeroPointTensor.Sizes == fn.pad_left([], d.ATensor.DimensionCount)
+        )
+        and d.OutputScaleTensor.Sizes == fn.pad_left([], d.ATensor.DimensionCount)
+        and (
+            not fn.present(lambda: d.OutputZeroPointTensor)
+            or d.OutputZeroPointTensor.Sizes == fn.pad_left([], d.ATensor.DimensionCount)
+        )
+    )
+
+
+def _c6(d: View) -> bool:
+    """ELEMENT_WISE_QUANTIZED_LINEAR_ADD.C6: ATensor, BTensor and OutputTensor must have the same
+    Sizes.
+    """
+    return bool(fn.all_equal(d.ATensor.Sizes, d.BTensor.Sizes, d.OutputTensor.Sizes))
+
+
 def _r1(d: View) -> bool:
     """ELEMENT_WISE_QUANTIZED_LINEAR_ADD.R1: OutputScaleTensor must not be 0."""
     return bool(fn.all(fn.not_equal(d.OutputScaleTensor.Values, 0)))
@@ -168,6 +198,40 @@ RULES: tuple[Rule, ...] = (
             ("AZeroPointTensor", lambda d: d.AZeroPointTensor),
             ("AZeroPointTensor.DataType", lambda d: d.AZeroPointTensor.DataType),
             ("ATensor.DataType", lambda d: d.ATensor.DataType),
+        ),
+    ),
+    Rule(
+        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD.C5",
+        _c5,
+        "the scale and zero-point tensors must hold one element each (Sizes all 1)",
+        "/AScaleTensor/Sizes",
+        depends_on=("ELEMENT_WISE_QUANTIZED_LINEAR_ADD.C1",),
+        operands=(
+            ("AScaleTensor.Sizes", lambda d: d.AScaleTensor.Sizes),
+            (
+                "pad_left([], ATensor.DimensionCount)",
+                lambda d: fn.pad_left([], d.ATensor.DimensionCount),
+            ),
+            ("AZeroPointTensor", lambda d: d.AZeroPointTensor),
+            ("AZeroPointTensor.Sizes", lambda d: d.AZeroPointTensor.Sizes),
+            ("BScaleTensor.Sizes", lambda d: d.BScaleTensor.Sizes),
+            ("BZeroPointTensor", lambda d: d.BZeroPointTensor),
+            ("BZeroPointTensor.Sizes", lambda d: d.BZeroPointTensor.Sizes),
+            ("OutputScaleTensor.Sizes", lambda d: d.OutputScaleTensor.Sizes),
+            ("OutputZeroPointTensor", lambda d: d.OutputZeroPointTensor),
+            ("OutputZeroPointTensor.Sizes", lambda d: d.OutputZeroPointTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD.C6",
+        _c6,
+        "ATensor, BTensor and OutputTensor must have the same Sizes",
+        "/ATensor/Sizes",
+        depends_on=("ELEMENT_WISE_QUANTIZED_LINEAR_ADD.C1",),
+        operands=(
+            ("ATensor.Sizes", lambda d: d.ATensor.Sizes),
+            ("BTensor.Sizes", lambda d: d.BTensor.Sizes),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
         ),
     ),
 )
@@ -252,7 +316,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ELEMENT_WISE_QUANTIZED_LINEAR_ADD operator JSON (DxDispatch's dispatchable: type and
     desc) at a feature level (default: the highest known). Reports, in this order, the JSON
-    shape, availability at the level, the tensor rules, the support table row in force and the 4
+    shape, availability at the level, the tensor rules, the support table row in force and the 6
     ELEMENT_WISE_QUANTIZED_LINEAR_ADD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
