@@ -224,15 +224,22 @@ def _bound(g: Graph, number: Any, like: str) -> str:
     return g.scalar(float(number), like)
 
 
-def _nonzero_divisor(g: Graph, b: str) -> str:
-    """b with 0 (and -1, where INT_MIN / -1 traps on the CPU) replaced by 1; the cells with 0
-    are undefined, and x / 1 == x, x % 1 == x % -1 == 0 and -x wraps to x for INT_MIN."""
+def _nonzero_divisor(g: Graph, a: str, b: str) -> str:
+    """b with 0 (and -1 where a is the type's lowest value: INT_MIN / -1 traps on the CPU)
+    replaced by 1; those cells are undefined (DIVIDE.R1, R2, the moduli's R1)."""
     if g.dtype(b).kind not in "iu":
         return b
     one = g.scalar(1, b)
     b = g.where(g.compare("Equal", b, g.scalar(0, b)), one, b)
     if g.dtype(b).kind == "i":
-        b = g.where(g.compare("Equal", b, g.scalar(-1, b)), one, b)
+        lowest = g.scalar(int(np.iinfo(g.dtype(a)).min), a)
+        trap = g.op(
+            "And",
+            g.compare("Equal", b, g.scalar(-1, b)),
+            g.compare("Equal", a, lowest),
+            dtype=np.bool_,
+        )
+        b = g.where(trap, one, b)
     return b
 
 
@@ -433,6 +440,22 @@ def _sign(g: Graph, d: Mapping[str, Any], x: str) -> str:
     return g.op("Sub", above, g.cast(g.compare("Less", x, zero), g.dtype(x)))
 
 
+def _union_value(number: Any, data_type: Any) -> Any:
+    """A DML_SCALAR_UNION bound as its member of an integer type holds it: the low bits (the
+    spec's as_type); floats as they are."""
+    from .reference.tensors import numpy_dtype
+
+    dtype = np.dtype(numpy_dtype(str(data_type).removeprefix("DML_TENSOR_DATA_TYPE_")))
+    if dtype.kind not in "iu":
+        return number
+    bits = dtype.itemsize * 8
+    wrapped = math.trunc(float(number)) if not isinstance(number, int) else number
+    wrapped %= 1 << bits
+    if dtype.kind == "i" and wrapped >= 1 << (bits - 1):
+        wrapped -= 1 << bits
+    return wrapped
+
+
 def _clip(g: Graph, x: str, low: Any, high: Any, min_first: bool) -> str:
     low_value, high_value = _bound(g, low, x), _bound(g, high, x)
     if min_first:  # CLIP1: max(Min, min(x, Max))
@@ -443,8 +466,13 @@ def _clip(g: Graph, x: str, low: Any, high: Any, min_first: bool) -> str:
 def _clip_grad(union: bool) -> Entry:
     def build(g: Graph, d: Mapping[str, Any], x: str, gradient: str) -> str:
         x, gradient = _wide(g, x), _wide(g, gradient)
-        low = _number(d["Min"]) if union else d["Min"]
-        high = _number(d["Max"]) if union else d["Max"]
+        if union:
+            low = _union_value(_number(d["Min"]), d["MinMaxDataType"])
+            high = _union_value(_number(d["Max"]), d["MinMaxDataType"])
+        elif g.dtype(x).kind in "iu":  # compared as numbers: x <= -1.5 is x <= -2
+            low, high = _outward(d["Min"], math.floor), _outward(d["Max"], math.ceil)
+        else:
+            low, high = d["Min"], d["Max"]
         outside = g.op(
             "Or",
             g.compare("LessOrEqual", x, _bound(g, low, x)),
@@ -456,14 +484,19 @@ def _clip_grad(union: bool) -> Entry:
     return Entry(("InputTensor", "InputGradientTensor"), build)
 
 
+def _outward(number: Any, rounding: Callable[[float], int]) -> Any:
+    value = float(number)
+    return rounding(value) if math.isfinite(value) else value
+
+
 def _divide(g: Graph, a: str, b: str) -> str:
-    return g.op("Div", a, _nonzero_divisor(g, b))
+    return g.op("Div", a, _nonzero_divisor(g, a, b))
 
 
 def _modulus(floor: bool) -> Callable[[Graph, str, str], str]:
     def build(g: Graph, a: str, b: str) -> str:
         if g.dtype(a).kind in "iu":
-            return g.op("Mod", a, _nonzero_divisor(g, b), fmod=0 if floor else 1)
+            return g.op("Mod", a, _nonzero_divisor(g, a, b), fmod=0 if floor else 1)
         remainder = g.op("Mod", a, b, fmod=1)  # C fmod: the sign of a
         if not floor:
             return remainder
@@ -652,7 +685,13 @@ def _operators(out_dtype: np.dtype[Any]) -> dict[str, Entry]:
             "ELEMENT_WISE_SIGN": _unary_any(_sign),
             "ELEMENT_WISE_CLIP": _unary_any(lambda g, d, x: _clip(g, x, d["Min"], d["Max"], False)),
             "ELEMENT_WISE_CLIP1": _unary_any(
-                lambda g, d, x: _clip(g, x, _number(d["Min"]), _number(d["Max"]), True)
+                lambda g, d, x: _clip(
+                    g,
+                    x,
+                    _union_value(_number(d["Min"]), d["MinMaxDataType"]),
+                    _union_value(_number(d["Max"]), d["MinMaxDataType"]),
+                    True,
+                )
             ),
             "ELEMENT_WISE_THRESHOLD": _unary_any(
                 lambda g, d, x: g.op("Max", x, _bound(g, d["Min"], x))

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -51,6 +52,11 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """ACTIVATION_HARDMAX1.C3: InputTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """ACTIVATION_HARDMAX1.R1: no input may be NaN."""
+    return bool(fn.all(fn.not_nan(d.InputTensor.Values)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -89,7 +95,22 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ACTIVATION_HARDMAX1.R1",
+        _r1,
+        "no input may be NaN",
+        "/InputTensor/Values",
+        operands=(
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -132,7 +153,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ACTIVATION_HARDMAX1.R1) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
