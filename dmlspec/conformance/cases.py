@@ -267,7 +267,14 @@ def _draw_attribute(
 def _draw_activation(catalog: Catalog, operator_set: str, rng: random.Random) -> dict[str, Any]:
     """A member of the operator set (an activation) with its own attributes drawn, inline."""
     members = next(o for o in catalog.common.operator_sets if o.name == operator_set).operators
-    spec = catalog.operator(rng.choice(sorted(members)))
+    # A fused activation is given without tensors: one needing another input (PARAMETERIZED_RELU's
+    # SlopeTensor) cannot run fused.
+    fusable = [
+        m
+        for m in sorted(members)
+        if {f.name for f in catalog.operator(m).tensor_fields} <= {"InputTensor", "OutputTensor"}
+    ]
+    spec = catalog.operator(rng.choice(fusable))
     activation: dict[str, Any] = {"Type": spec.name}
     for field in spec.fields:
         if not field.is_tensor and not field.is_tensor_array:

@@ -397,9 +397,9 @@ def _parameters(members: tuple[tuple[str, Any], ...] | None) -> tuple[str, dict[
     nested = values.pop("Desc", None)
     if isinstance(nested, tuple):
         values.update(dict(nested))
-    kind = "ACTIVATION_" + str(values.pop("Type")).removeprefix("DML_OPERATOR_").removeprefix(
-        "ACTIVATION_"
-    )
+    kind = str(values.pop("Type")).removeprefix("DML_OPERATOR_")
+    if not kind.startswith(("ACTIVATION_", "ELEMENT_WISE_")):
+        kind = "ACTIVATION_" + kind
     return kind, {_snake(k): v for k, v in values.items()}
 
 
@@ -480,7 +480,8 @@ def element_wise(
         raise ValueError(f"no element-wise function {function!r} (known: {sorted(FUNCTIONS)})")
     if activation:
         kind, values = _parameters(activation)
-        result = ACTIVATIONS[kind](result.astype(compute), values)
+        fused = _clip if kind == "ELEMENT_WISE_CLIP" else ACTIVATIONS[kind]  # CLIP fuses too
+        result = fused(result.astype(compute), values)
     if jnp.dtype(output_type).kind in "iu" and result.dtype.kind == "f":
         return _cast(result, output_type)
     return result.astype(output_type)

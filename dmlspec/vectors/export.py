@@ -271,7 +271,9 @@ def export(
             "feature_level": case.feature_level,
             "seed": case.seed,
             "data_types": {
-                k: v["DataType"] for k, v in case.operator["desc"].items() if isinstance(v, dict)
+                k: v["DataType"]
+                for k, v in case.operator["desc"].items()
+                if isinstance(v, dict) and "DataType" in v  # tensors, not ScaleBias
             },
             "outputs": {},
         }
