@@ -441,19 +441,13 @@ def _sign(g: Graph, d: Mapping[str, Any], x: str) -> str:
 
 
 def _union_value(number: Any, data_type: Any) -> Any:
-    """A DML_SCALAR_UNION bound as its member of an integer type holds it: the low bits (the
-    spec's as_type); floats as they are."""
+    """A DML_SCALAR_UNION bound as its member of an integer type holds it (the spec's as_type
+    rule); floats as they are."""
+    from .expr.functions import scalar_union_value
     from .reference.tensors import numpy_dtype
 
     dtype = np.dtype(numpy_dtype(str(data_type).removeprefix("DML_TENSOR_DATA_TYPE_")))
-    if dtype.kind not in "iu":
-        return number
-    bits = dtype.itemsize * 8
-    wrapped = math.trunc(float(number)) if not isinstance(number, int) else number
-    wrapped %= 1 << bits
-    if dtype.kind == "i" and wrapped >= 1 << (bits - 1):
-        wrapped -= 1 << bits
-    return wrapped
+    return scalar_union_value(number, dtype) if dtype.kind in "iu" else number
 
 
 def _clip(g: Graph, x: str, low: Any, high: Any, min_first: bool) -> str:

@@ -32,7 +32,7 @@ from .types import (
     is_assignable,
 )
 
-__all__ = ["FUNCTIONS", "Facts", "Function", "TypeRuleError"]
+__all__ = ["FUNCTIONS", "Facts", "Function", "TypeRuleError", "scalar_union_value"]
 
 DATA_TYPE = EnumType("DML_TENSOR_DATA_TYPE")
 
@@ -243,21 +243,27 @@ def _distinct_offsets(facts: Facts, sizes: list[int], strides: list[int]) -> boo
     return bool(np.unique(offsets).size == offsets.size)
 
 
+def scalar_union_value(value: int | float, dtype: Any) -> int | float:
+    """The value a DML_SCALAR_UNION member of NumPy type `dtype` holds when given `value`: an
+    integer member keeps the low bits (a fraction dropped first), a float one rounds."""
+    info: np.dtype[Any] = np.dtype(dtype)
+    if info.kind in "iu":
+        if isinstance(value, float) and not value.is_integer():
+            value = math.trunc(value)
+        bits = info.itemsize * 8
+        wrapped: int = int(value) % (1 << bits)
+        if info.kind == "i" and wrapped >= 1 << (bits - 1):
+            wrapped -= 1 << bits
+        return wrapped
+    return float(np.array(value, dtype=np.float64).astype(info))
+
+
 def _as_type(facts: Facts, value: int | float, data_type: str) -> int | float:
     """The value a DML_SCALAR_UNION of `data_type` holds when given `value`."""
     dtype = facts.numpy_dtype(data_type)
     if dtype is None:
         raise ValueError(f"no NumPy type for {data_type}")
-    info = np.dtype(dtype)
-    if info.kind in "iu":
-        if isinstance(value, float) and not value.is_integer():
-            value = math.trunc(value)
-        bits = info.itemsize * 8
-        wrapped = int(value) % (1 << bits)
-        if info.kind == "i" and wrapped >= 1 << (bits - 1):
-            wrapped -= 1 << bits
-        return wrapped
-    return float(np.array(value, dtype=np.float64).astype(info))
+    return scalar_union_value(value, dtype)
 
 
 def _normalised(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:

@@ -24,6 +24,8 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import erf
 
+from ..expr.functions import scalar_union_value
+
 __all__ = ["ACTIVATIONS", "FUNCTIONS", "element_wise"]
 
 Array = jax.Array
@@ -140,15 +142,11 @@ def _clip(x: Array, p: Parameters) -> Array:
 
 def _union(value: Any, dtype: Any) -> Array:
     """A DML_SCALAR_UNION bound (CLIP1, CLIP_GRAD1) as the member of the tensor's type holds
-    it: integers keep their low bits, as a C union member does."""
+    it (the spec's as_type rule)."""
     dtype = np.dtype(dtype)
     if dtype.kind not in "iu":
         return jnp.asarray(value, dtype)
-    bits = dtype.itemsize * 8
-    wrapped = int(value) % (1 << bits)
-    if dtype.kind == "i" and wrapped >= 1 << (bits - 1):
-        wrapped -= 1 << bits
-    return jnp.asarray(np.array(wrapped, dtype))
+    return jnp.asarray(np.array(scalar_union_value(value, dtype), dtype))
 
 
 def _clip1(x: Array, p: Parameters, storage: Any) -> Array:
