@@ -616,10 +616,15 @@ class Kernel:
     inputs: tuple[tuple[str, str], ...]  # primitive parameter, input tensor field
     static: tuple[tuple[str, Expression], ...]  # primitive parameter, value
     defaults: tuple[tuple[str, Expression], ...]  # field, value when a caller omits it
-    output: str
+    outputs: tuple[str, ...]  # the output fields the primitive returns, in its order
     donate: str | None = None
     function: str | None = None  # a family primitive's table entry, passed as `function`
     in_progress: str | None = None  # why a default conformance run leaves it out
+
+    @property
+    def output(self) -> str:
+        """The first (for most operators the only) output field: what `out=` writes."""
+        return self.outputs[0]
 
     def to_json(self) -> Json:
         data: Json = {"primitive": self.primitive}
@@ -628,7 +633,7 @@ class Kernel:
             "inputs": dict(self.inputs),
             "static": {name: e.source for name, e in self.static},
             "defaults": {name: e.source for name, e in self.defaults},
-            "output": self.output,
+            "output": self.output if len(self.outputs) == 1 else list(self.outputs),
         }
         _put(data, "donate", self.donate)
         _put(data, "in_progress", self.in_progress)

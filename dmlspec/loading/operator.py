@@ -519,7 +519,10 @@ class OperatorBuilder(Builder):
         at: list[str | int] = ["kernel"]
         for parameter, name in raw["inputs"].items():
             self.tensor_field(fields, name, [*at, "inputs", parameter], output=False)
-        self.tensor_field(fields, raw["output"], [*at, "output"], output=True)
+        outputs = [raw["output"]] if isinstance(raw["output"], str) else list(raw["output"])
+        for i, name in enumerate(outputs):
+            where = [*at, "output"] if isinstance(raw["output"], str) else [*at, "output", i]
+            self.tensor_field(fields, name, where, output=True)
         if "donate" in raw:
             self.tensor_field(fields, raw["donate"], [*at, "donate"], output=False)
         static = []
@@ -541,7 +544,7 @@ class OperatorBuilder(Builder):
             inputs=tuple(raw["inputs"].items()),
             static=tuple(static),
             defaults=tuple(defaults),
-            output=raw["output"],
+            outputs=tuple(outputs),
             donate=raw.get("donate"),
             function=raw.get("function"),
             in_progress=raw.get("in_progress"),
