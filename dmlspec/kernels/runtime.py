@@ -57,8 +57,33 @@ class KernelTable:
     static: tuple[tuple[str, Computed], ...]  # primitive parameter, value from the desc
     defaults: tuple[tuple[str, Computed], ...]  # field, value when omitted
     derived: tuple[tuple[str, Computed], ...]  # "OutputTensor.Sizes", value (in order)
-    output: str
+    outputs: tuple[str, ...]  # the output fields the primitive returns, in its order
     donate: str | None = None
+    tensor_arrays: tuple[str, ...] = ()  # input fields holding a sequence of arrays
+
+    @property
+    def output(self) -> str:
+        """The first output: what `out=` writes (for most operators the only one)."""
+        return self.outputs[0]
+
+
+@dataclass(frozen=True)
+class _Output:
+    """One output tensor a desc describes (an item of a tensor-array output is one too)."""
+
+    field: str
+    index: int | None  # the item of a tensor-array output; None for a single tensor
+    sizes: tuple[int, ...]
+    dtype: str
+    layout: Layout | None = None  # a strided output: written into its initial buffer
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """What the call returns: the logical output, or a strided output's whole buffer."""
+        return self.sizes if self.layout is None else (self.layout.elements,)
+
+
+InputLayout = Layout | tuple[Layout | None, ...] | None  # a tensor array: one per item
 
 
 @dataclass(frozen=True)
@@ -66,17 +91,15 @@ class _Plan:
     """What one distinct desc compiles to."""
 
     static: tuple[tuple[str, Any], ...]
-    output_sizes: tuple[int, ...]
-    output_dtype: str
-    layouts: tuple[Layout | None, ...] = ()  # per primitive input; None: passed logical
-    output_layout: Layout | None = None
+    outputs: tuple[_Output, ...]  # in the primitive's order, items of arrays in place
+    returned: tuple[bool, ...]  # per primitive result: in the desc (else dropped)
+    layouts: tuple[InputLayout, ...] = ()  # per primitive input; None: passed logical
 
     @property
-    def output_shape(self) -> tuple[int, ...]:
-        """What the call returns: the logical output, or a strided output's whole buffer."""
-        if self.output_layout is None:
-            return self.output_sizes
-        return (self.output_layout.elements,)
+    def single(self) -> _Output | None:
+        """The output of a kernel with exactly one output tensor (what `out=` may be)."""
+        lone = len(self.returned) == 1 and self.outputs[0].index is None
+        return self.outputs[0] if lone else None
 
 
 def _data_type_of(common: CommonTable, array: Any) -> str:
@@ -110,40 +133,66 @@ def _partial_view(kernel: KernelTable, desc: Mapping[str, Any]) -> View:
     """A view of a desc being built: tensors may lack members (an output's Sizes, say)."""
     values: dict[str, Any] = {}
     for name, value in desc.items():
-        if not isinstance(value, Mapping):
+        if isinstance(value, Mapping):
+            values[name] = _partial_tensor(kernel, name, value)
+        elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            values[name] = [
+                _partial_tensor(kernel, f"{name}[{i}]", item) for i, item in enumerate(value)
+            ]
+        else:
             values[name] = _short(value)
-            continue
-        members = {k: _short(v) if k == "DataType" else v for k, v in value.items()}
-        for member in kernel.common.tensor_members:
-            if member.name not in members and member.default is not None:
-                try:
-                    members[member.name] = member.default(TensorView(name, members))
-                except LookupError:
-                    continue
-        values[name] = TensorView(name, members)
     return View(values, kernel.validator.TABLE.definitions)
+
+
+def _partial_tensor(kernel: KernelTable, name: str, value: Mapping[str, Any]) -> TensorView:
+    members = {k: _short(v) if k == "DataType" else v for k, v in value.items()}
+    for member in kernel.common.tensor_members:
+        if member.name not in members and member.default is not None:
+            try:
+                members[member.name] = member.default(TensorView(name, members))
+            except LookupError:
+                continue
+    return TensorView(name, members)
 
 
 def _short(value: Any) -> Any:
     return value.removeprefix("DML_TENSOR_DATA_TYPE_") if isinstance(value, str) else value
 
 
+def _tensor_desc(common: CommonTable, array: Any) -> dict[str, Any]:
+    return {"DataType": _data_type_of(common, array), "Sizes": list(np.shape(array))}
+
+
 def build_desc(
     kernel: KernelTable,
     arrays: Mapping[str, Any],
     fields: Mapping[str, Any],
-    outputs: Mapping[str, Mapping[str, Any]],
-    strided: Mapping[str, Mapping[str, Any]] | None = None,
+    outputs: Mapping[str, Any],
+    strided: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The operator desc a kernel call describes: defaults and derived outputs filled in.
+    A tensor-array field's value is a list of arrays (its desc a list of tensor descs).
     `strided` gives the descs of inputs passed as buffers (their arrays are 1-D)."""
     desc: dict[str, Any] = {
-        name: {"DataType": _data_type_of(kernel.common, array), "Sizes": list(np.shape(array))}
+        name: [_tensor_desc(kernel.common, a) for a in array]
+        if isinstance(array, list | tuple)
+        else _tensor_desc(kernel.common, array)
         for name, array in arrays.items()
     }
     for name, tensor in (strided or {}).items():
-        desc[name] = {**dict(tensor), "DataType": desc[name]["DataType"]}
-    desc.update({name: dict(tensor) for name, tensor in outputs.items()})
+        if isinstance(tensor, list | tuple):
+            desc[name] = [
+                {**dict(t), "DataType": d["DataType"]} if t is not None else d
+                for t, d in zip(tensor, desc[name], strict=True)
+            ]
+        else:
+            desc[name] = {**dict(tensor), "DataType": desc[name]["DataType"]}
+    desc.update(
+        {
+            name: [dict(t) for t in tensor] if isinstance(tensor, list | tuple) else dict(tensor)
+            for name, tensor in outputs.items()
+        }
+    )
     desc.update({name: value for name, value in fields.items() if value is not None})
     # What cannot be derived from a malformed call (a 0-d array has no last size) is left
     # out; validating the desc then says what is wrong, as InvalidOperator.
@@ -160,6 +209,11 @@ def build_desc(
     return desc
 
 
+def _dtype_name(kernel: KernelTable, tensor: Mapping[str, Any]) -> str:
+    data_type = str(tensor["DataType"]).removeprefix("DML_TENSOR_DATA_TYPE_")
+    return kernel.common.data_types[data_type].numpy or ""
+
+
 @functools.lru_cache(maxsize=_CACHE_LIMIT)
 def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Plan:
     desc = json.loads(desc_key)
@@ -174,17 +228,35 @@ def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Pla
         (name, _static_value(kernel.common, _present(compute, view)))
         for name, compute in kernel.static
     )
-    output = desc[kernel.output]
+    outputs: list[_Output] = []
+    for field in kernel.outputs:
+        tensor = desc.get(field)
+        if isinstance(tensor, list):
+            items = getattr(view, field)
+            outputs += [
+                _Output(
+                    field, i, tuple(t["Sizes"]), _dtype_name(kernel, t), _item_layout(kernel, v, t)
+                )
+                for i, (t, v) in enumerate(zip(tensor, items, strict=True))
+            ]
+        elif tensor is not None:
+            outputs.append(
+                _Output(
+                    field,
+                    None,
+                    tuple(tensor["Sizes"]),
+                    _dtype_name(kernel, tensor),
+                    _item_layout(kernel, getattr(view, field), tensor),
+                )
+            )
     return _Plan(
         static,
-        tuple(output["Sizes"]),
-        kernel.common.data_types[output["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_")].numpy
-        or "",
+        tuple(outputs),
+        tuple(field in desc for field in kernel.outputs),
         tuple(
             _layout(kernel, view, desc, field) if field in desc else None
             for _, field in kernel.inputs
         ),
-        _layout(kernel, view, desc, kernel.output),
     )
 
 
@@ -196,15 +268,26 @@ def _present(compute: Computed, view: View) -> Any:
         return None
 
 
-def _layout(kernel: KernelTable, view: View, desc: Mapping[str, Any], field: str) -> Layout | None:
-    """The buffer layout of a tensor whose desc gives Strides; None for a packed one."""
-    if desc[field].get("Strides") is None:
+def _item_layout(kernel: KernelTable, tensor: TensorView, raw: Mapping[str, Any]) -> Layout | None:
+    if raw.get("Strides") is None:
         return None
-    tensor = getattr(view, field)
     bits = kernel.common.data_types[tensor.DataType].bits
     return Layout(
         tuple(tensor.Sizes), tuple(tensor.Strides), tensor.TotalTensorSizeInBytes * 8 // bits
     )
+
+
+def _layout(kernel: KernelTable, view: View, desc: Mapping[str, Any], field: str) -> InputLayout:
+    """The buffer layout of a tensor whose desc gives Strides; None for a packed one. A tensor
+    array has one per item (None when no item is strided)."""
+    raw = desc[field]
+    if isinstance(raw, list):
+        items = tuple(
+            _item_layout(kernel, tensor, item)
+            for tensor, item in zip(getattr(view, field), raw, strict=True)
+        )
+        return items if any(items) else None
+    return _item_layout(kernel, getattr(view, field), raw)
 
 
 CACHE_VARIABLE = "DMLSPEC_JAX_CACHE"  # a folder, or "off"
@@ -231,43 +314,73 @@ def enable_compilation_cache() -> Path | None:
     return folder
 
 
+def _read_input(array: Any, layout: InputLayout) -> Any:
+    if array is None or layout is None:
+        return array
+    if isinstance(layout, tuple):  # a tensor array: its strided items
+        return tuple(
+            a if item is None else read_view(a, item) for a, item in zip(array, layout, strict=True)
+        )
+    return read_view(array, layout)
+
+
 @functools.cache
 def _jitted(
-    primitive: Callable[..., jax.Array],
+    primitive: Callable[..., Any],
     static: tuple[tuple[str, Any], ...],
-    shape: tuple[int, ...],
-    dtype: str,
+    outputs: tuple[_Output, ...],
+    returned: tuple[bool, ...],
     donate: tuple[int, ...],
-    with_out: bool,
-    layouts: tuple[Layout | None, ...] = (),
-    output_layout: Layout | None = None,
+    buffers: tuple[bool, ...],
+    layouts: tuple[InputLayout, ...] = (),
     present: tuple[bool, ...] = (),
-) -> Callable[..., jax.Array]:
-    """The primitive jitted with its static parameters, result shape and dtype bound. With
-    `with_out` it takes one more argument, the buffer the result is written into: unused for a
-    packed output, the initial buffer of a strided one. Inputs with a Layout arrive as buffers
-    and are read into their logical views first."""
-    parameters = dict(static)
+) -> Callable[..., Any]:
+    """The primitive jitted with its static parameters, result shapes and dtypes bound.
 
-    def traced(*arrays: jax.Array) -> jax.Array:
+    After the inputs come the output buffers `buffers` marks, one per output in order: a
+    strided output's initial buffer, which the result is written into, or a packed output's
+    `out=` (unused, donated). Inputs with a Layout arrive as buffers and are read into their
+    logical views first; a tensor array arrives as a tuple. One output is returned as an array,
+    several as a tuple (a tensor-array output's items in its place, flattened)."""
+    parameters = dict(static)
+    count = sum(buffers)
+
+    def traced(*arrays: Any) -> Any:
         global _traces
         _traces += 1  # runs only while tracing
-        inputs: tuple[Any, ...] = arrays[:-1] if with_out else arrays
+        inputs: tuple[Any, ...] = arrays[: len(arrays) - count] if count else arrays
+        given_buffers = iter(arrays[len(arrays) - count :])
         if present:  # optional inputs left out: None in their places
             given = iter(inputs)
             inputs = tuple(next(given) if p else None for p in present)
-        if any(layouts):
+        if any(layout is not None for layout in layouts):
             inputs = tuple(
-                a if layout is None or a is None else read_view(a, layout)
-                for a, layout in zip(inputs, layouts, strict=True)
+                _read_input(a, layout) for a, layout in zip(inputs, layouts, strict=True)
             )
-        result = primitive(*inputs, **parameters).reshape(shape).astype(dtype)
-        if output_layout is not None:
-            return write_view(arrays[-1], result, output_layout)
-        return result
+        results = primitive(*inputs, **parameters)
+        if len(returned) == 1:
+            results = (results,)
+        flat: list[Any] = []
+        for result, kept in zip(results, returned, strict=True):
+            if kept:
+                flat += list(result) if isinstance(result, list | tuple) else [result]
+        finished: dict[str, Any] = {}
+        for output, result, buffered in zip(outputs, flat, buffers, strict=True):
+            value = result.reshape(output.sizes).astype(output.dtype)
+            buffer = next(given_buffers) if buffered else None
+            if output.layout is not None:
+                assert buffer is not None  # buffers marks every strided output
+                value = write_view(buffer, value, output.layout)
+            if output.index is None:
+                finished[output.field] = value
+            else:
+                finished.setdefault(output.field, []).append(value)
+        fields = list(dict.fromkeys(o.field for o in outputs))
+        grouped = [finished[fields.pop(0)] if kept else None for kept in returned]
+        return grouped[0] if len(grouped) == 1 else tuple(grouped)
 
     # keep_unused: an unused donated `out` would otherwise be pruned, and its buffer with it.
-    return jax.jit(traced, donate_argnums=donate, keep_unused=with_out)
+    return jax.jit(traced, donate_argnums=donate, keep_unused=bool(count))
 
 
 def _frozen(value: Any) -> Any:
@@ -279,87 +392,138 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+def _check_buffer_shapes(kernel: KernelTable, arrays: Mapping[str, Any], plan: _Plan) -> None:
+    for (_, field), layout in zip(kernel.inputs, plan.layouts, strict=True):
+        if layout is None:
+            continue
+        given = arrays[field]
+        pairs = zip(given, layout, strict=True) if isinstance(layout, tuple) else [(given, layout)]
+        for i, (array, item) in enumerate(pairs):
+            if item is not None and np.shape(array) != (item.elements,):
+                name = f"{field}[{i}]" if isinstance(layout, tuple) else field
+                raise InvalidOperator(
+                    f"{name} has Strides, so it is passed as its buffer: a 1-D array of "
+                    f"{item.elements} elements (TotalTensorSizeInBytes / element size); "
+                    f"got shape {list(np.shape(array))}"
+                )
+
+
 def _prepare(
     kernel: KernelTable,
     arrays: Mapping[str, Any],
     fields: Mapping[str, Any],
-    outputs: Mapping[str, Mapping[str, Any]],
+    outputs: Mapping[str, Any],
     feature_level: str | None,
     donate: bool,
     out: Any,
-    strided: Mapping[str, Mapping[str, Any]] | None = None,
+    strided: Mapping[str, Any] | None = None,
     present: tuple[bool, ...] = (),
-) -> Callable[..., jax.Array]:
-    """The slow path, once per call signature: build and validate the desc, plan, jit."""
+    initial: Mapping[str, Any] | None = None,
+) -> Callable[..., Any]:
+    """The slow path, once per call signature: build and validate the desc, plan, jit.
+    `initial` holds the initial buffers of strided outputs (a list for a tensor array)."""
     desc = build_desc(kernel, arrays, fields, outputs, strided)
     plan = _plan(kernel, json.dumps(desc, sort_keys=True), feature_level)
-    for (_, field), layout in zip(kernel.inputs, plan.layouts, strict=True):
-        if layout is not None and np.shape(arrays[field]) != (layout.elements,):
-            raise InvalidOperator(
-                f"{field} has Strides, so it is passed as its buffer: a 1-D array of "
-                f"{layout.elements} elements (TotalTensorSizeInBytes / element size); "
-                f"got shape {list(np.shape(arrays[field]))}"
-            )
+    _check_buffer_shapes(kernel, arrays, plan)
     donated: list[int] = []
     if donate and kernel.donate is not None:
         donated.append(
             [field for _, field in kernel.inputs if field in arrays].index(kernel.donate)
         )
-    if out is None and plan.output_layout is not None:
+    single = plan.single
+    if out is not None and single is None:
         raise InvalidOperator(
-            f"{kernel.output} has Strides: pass its initial buffer ({plan.output_layout.elements} "
+            f"out= is for operators with one output tensor; {kernel.name} has "
+            f"{', '.join(kernel.outputs)}"
+        )
+    strided_outputs = [o for o in plan.outputs if o.layout is not None]
+    if single is not None and single.layout is not None and out is None:
+        assert single.layout is not None
+        raise InvalidOperator(
+            f"{single.field} has Strides: pass its initial buffer ({single.layout.elements} "
             f"elements), which the result is written into"
         )
-    if out is not None:
+    if out is not None and single is not None:
         actual = (tuple(out.shape), np.dtype(out.dtype).name)
-        if actual != (plan.output_shape, plan.output_dtype):
-            what = "shaped and typed as" if plan.output_layout is None else "the buffer of"
+        if actual != (single.shape, single.dtype):
+            what = "shaped and typed as" if single.layout is None else "the buffer of"
             raise ValueError(
-                f"out must be {what} {kernel.output}: shape {plan.output_shape} "
-                f"and dtype {plan.output_dtype}; got shape {actual[0]} and dtype {actual[1]}"
+                f"out must be {what} {single.field}: shape {single.shape} "
+                f"and dtype {single.dtype}; got shape {actual[0]} and dtype {actual[1]}"
             )
         donated.append(len(arrays))
+        buffers: tuple[bool, ...] = (True,)
+    else:
+        for output in strided_outputs:
+            given = (initial or {}).get(output.field)
+            if output.index is not None and isinstance(given, list | tuple):
+                given = given[output.index] if output.index < len(given) else None
+            name = output.field if output.index is None else f"{output.field}[{output.index}]"
+            if given is None or tuple(np.shape(given)) != output.shape:
+                raise InvalidOperator(
+                    f"{name} has Strides: its initial buffer ({output.shape[0]} elements) must "
+                    f"be given, which the result is written into"
+                )
+        buffers = tuple(o.layout is not None for o in plan.outputs)
     enable_compilation_cache()
     return _jitted(
         kernel.primitive,
         plan.static,
-        plan.output_sizes,
-        plan.output_dtype,
+        plan.outputs,
+        plan.returned,
         tuple(donated),
-        out is not None,
+        buffers,
         plan.layouts,
-        plan.output_layout,
         present if not all(present) else (),
     )
 
 
-_calls: dict[tuple[Any, ...], Callable[..., jax.Array]] = {}
+_calls: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+
+def _as_array(value: Any, tensor_array: bool) -> Any:
+    if tensor_array:
+        return [v if hasattr(v, "dtype") else np.asarray(v) for v in value]
+    return value if hasattr(value, "dtype") else np.asarray(value)
+
+
+def _signature(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple((v.shape, v.dtype) for v in value)
+    return (value.shape, value.dtype)
 
 
 def call_kernel(
     kernel: KernelTable,
     arrays: Mapping[str, Any],
     fields: Mapping[str, Any],
-    outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    outputs: Mapping[str, Any] | None = None,
     feature_level: str | None = None,
     donate: bool = False,
     out: Any = None,
-    strided: Mapping[str, Mapping[str, Any]] | None = None,
-) -> jax.Array:
-    """Validate (once per call signature) and run the jitted primitive; return the output.
+    strided: Mapping[str, Any] | None = None,
+    initial: Mapping[str, Any] | None = None,
+) -> Any:
+    """Validate (once per call signature) and run the jitted primitive; return the output, or
+    for an operator with several outputs a tuple in the order of its kernel section (a
+    tensor-array output as a list).
 
-    `out`, a jax.Array shaped and typed like the output, is donated: the result is written
-    into its buffer, which saves allocating (and page-faulting) a fresh one. `strided` gives
-    the descs of inputs passed as 1-D buffers (descs with Strides); an output whose desc (in
-    `outputs`) has Strides needs `out`, its initial buffer, and the whole buffer is returned
-    with only the view written."""
+    A tensor-array input (JOIN's InputTensors) is a sequence of arrays. `out`, a jax.Array
+    shaped and typed like the only output, is donated: the result is written into its buffer,
+    which saves allocating (and page-faulting) a fresh one. `strided` gives the descs of inputs
+    passed as 1-D buffers (descs with Strides; a list for a tensor array); a strided output's
+    desc (in `outputs`) needs its initial buffer, `out` or in `initial` by field, and the
+    whole buffer is returned with only the view written."""
     # An optional input left out (None) is no argument: the primitive gets None in its place.
     present = tuple(arrays.get(field) is not None for _, field in kernel.inputs)
     values = [
         arrays[field] for (_, field), given in zip(kernel.inputs, present, strict=True) if given
     ]
     if not all(hasattr(v, "dtype") for v in values):
-        values = [v if hasattr(v, "dtype") else np.asarray(v) for v in values]
+        given = [f for (_, f), p in zip(kernel.inputs, present, strict=True) if p]
+        values = [
+            _as_array(v, f in kernel.tensor_arrays) for f, v in zip(given, values, strict=True)
+        ]
     # What a call's desc depends on: the arrays' shapes and dtypes and the keyword fields.
     # This runs on every call, so it stays lean: scalar fields hash as they are.
     scalars: tuple[Any, ...] = tuple(fields.items())
@@ -370,7 +534,7 @@ def call_kernel(
     key = (
         kernel,
         present,
-        *[(v.shape, v.dtype) for v in values],
+        *[_signature(v) for v in values],
         scalars,
         _frozen(outputs) if outputs else (),
         feature_level,
@@ -385,15 +549,45 @@ def call_kernel(
         ]
         named = dict(zip(fields_given, values, strict=True))
         function = _prepare(
-            kernel, named, fields, outputs or {}, feature_level, donate, out, strided, present
+            kernel,
+            named,
+            fields,
+            outputs or {},
+            feature_level,
+            donate,
+            out,
+            strided,
+            present,
+            initial,
         )
         if len(_calls) >= _CACHE_LIMIT:
             _calls.clear()
         _calls[key] = function
     if out is not None:
         values.append(out)
+    elif initial:
+        values += _initial_buffers(kernel, outputs or {}, initial)
     with jax.enable_x64(True):
         return function(*values)
+
+
+def _initial_buffers(
+    kernel: KernelTable, outputs: Mapping[str, Any], initial: Mapping[str, Any]
+) -> list[Any]:
+    """The initial buffers of the strided outputs, in output order (items of arrays in place)."""
+    buffers = []
+    for field in kernel.outputs:
+        tensor = outputs.get(field)
+        given = initial.get(field)
+        if isinstance(tensor, list | tuple):
+            buffers += [
+                given[i]
+                for i, item in enumerate(tensor)
+                if item.get("Strides") is not None and given is not None
+            ]
+        elif isinstance(tensor, Mapping) and tensor.get("Strides") is not None:
+            buffers.append(given)
+    return buffers
 
 
 def _problem(
@@ -416,15 +610,32 @@ def _cached_problem(
     return _problem(kernel, json.loads(operator_key), feature_level)
 
 
+def _checked_array(
+    kernel: KernelTable, name: str, declared: Mapping[str, Any], value: Any, layout: Any
+) -> np.ndarray:
+    array = np.asarray(value)
+    data_type = str(declared["DataType"]).removeprefix("DML_TENSOR_DATA_TYPE_")
+    expected = (list(declared["Sizes"]) if layout is None else [layout.elements], data_type)
+    actual = (list(array.shape), _data_type_of(kernel.common, array))
+    if expected != actual:
+        what = "shape" if layout is None else "its buffer's shape (Strides given)"
+        raise InvalidOperator(
+            f"{name} must have {what} {expected[0]} and data type {expected[1]} "
+            f"as its desc says; got shape {actual[0]} and {actual[1]}"
+        )
+    return array
+
+
 def run_operator(
     kernel: KernelTable,
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
-    """The backend contract: operator JSON and inputs by field name -> outputs by field name.
-    Tensors whose desc has Strides are passed and returned as their 1-D buffers; a strided
-    output's initial buffer comes in `inputs` under its field name."""
+) -> dict[str, Any]:
+    """The backend contract: operator JSON and inputs by field name -> outputs by field name
+    (a tensor-array field as a list of arrays). Tensors whose desc has Strides are passed and
+    returned as their 1-D buffers; a strided output's initial buffer comes in `inputs` under
+    its field name."""
     try:
         key = json.dumps(operator, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # NumPy scalars, NaN: validated uncached
@@ -436,43 +647,71 @@ def run_operator(
     desc = {
         k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
     }
+    fields = [field for _, field in kernel.inputs if field in desc]
+    outputs = [field for field in kernel.outputs if field in desc]
     # Only strided descs pay for reading the desc's defaults (their buffers' lengths).
-    fields = [field for _, field in kernel.inputs if field in desc] + [kernel.output]
     view = None
-    if any(isinstance(desc[f], Mapping) and desc[f].get("Strides") is not None for f in fields):
+    if any(_has_strides(desc[f]) for f in fields + outputs):
         view = _view(kernel, operator["desc"])
-    arrays, strided = {}, {}
+    arrays: dict[str, Any] = {}
+    strided: dict[str, Any] = {}
     for field in fields:
         layout = None if view is None else _layout(kernel, view, desc, field)
-        if field == kernel.output and layout is None:
+        declared = desc[field]
+        if field not in inputs:
+            raise InvalidOperator(f"input {field} is missing")
+        if isinstance(declared, list):
+            given = inputs[field]
+            if not isinstance(given, list | tuple) or len(given) != len(declared):
+                raise InvalidOperator(
+                    f"{field} must be a list of {len(declared)} arrays, as its desc says; "
+                    f"got {type(given).__name__}"
+                    + (f" of {len(given)}" if isinstance(given, list | tuple) else "")
+                )
+            items = layout if isinstance(layout, tuple) else (None,) * len(declared)
+            arrays[field] = [
+                _checked_array(kernel, f"{field}[{i}]", d, v, item)
+                for i, (d, v, item) in enumerate(zip(declared, given, items, strict=True))
+            ]
+            if layout is not None:
+                strided[field] = [
+                    d if item else None for d, item in zip(declared, items, strict=True)
+                ]
+        else:
+            arrays[field] = _checked_array(kernel, field, declared, inputs[field], layout)
+            if layout is not None:
+                strided[field] = declared
+    initial: dict[str, Any] = {}
+    for field in outputs:
+        layout = None if view is None else _layout(kernel, view, desc, field)
+        if layout is None:
             continue
         if field not in inputs:
             raise InvalidOperator(
                 f"{field} has Strides: its initial buffer must be passed under {field!r}"
             )
         declared = desc[field]
-        array = np.asarray(inputs[field])
-        data_type = declared["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_")
-        expected = (list(declared["Sizes"]) if layout is None else [layout.elements], data_type)
-        actual = (list(array.shape), _data_type_of(kernel.common, array))
-        if expected != actual:
-            what = "shape" if layout is None else "its buffer's shape (Strides given)"
-            raise InvalidOperator(
-                f"{field} must have {what} {expected[0]} and data type {expected[1]} "
-                f"as its desc says; got shape {actual[0]} and {actual[1]}"
-            )
-        arrays[field] = array
-        if layout is not None and field != kernel.output:
-            strided[field] = declared
-    initial = arrays.pop(kernel.output, None)
-    out = None
-    if initial is not None:
-        with jax.enable_x64(True):  # 64-bit buffers stay 64-bit
-            out = jax.numpy.array(initial)  # a copy: donated and written into
+        with jax.enable_x64(True):  # 64-bit buffers stay 64-bit; copies: donated, written into
+            if isinstance(declared, list):
+                initial[field] = [
+                    jax.numpy.array(_checked_array(kernel, f"{field}[{i}]", d, v, item))
+                    if item is not None
+                    else None
+                    for i, (d, v, item) in enumerate(
+                        zip(declared, inputs[field], layout, strict=True)  # type: ignore[arg-type]
+                    )
+                ]
+            else:
+                initial[field] = jax.numpy.array(
+                    _checked_array(kernel, field, declared, inputs[field], layout)
+                )
     rest = {k: v for k, v in desc.items() if k not in arrays}
-    tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping)}
-    scalars = {k: v for k, v in rest.items() if not isinstance(v, Mapping)}
-    output = call_kernel(
+    tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping | list) and k in outputs}
+    tensors |= {k: v for k, v in rest.items() if isinstance(v, Mapping) and k not in tensors}
+    scalars = {k: v for k, v in rest.items() if k not in tensors}
+    single = len(kernel.outputs) == 1 and not isinstance(desc.get(kernel.output), list)
+    out = initial.pop(kernel.output, None) if single else None
+    result = call_kernel(
         kernel,
         arrays,
         scalars,
@@ -480,5 +719,18 @@ def run_operator(
         feature_level,
         out=out,
         strided=strided,
+        initial=initial,
     )
-    return {kernel.output: np.asarray(output)}
+    if len(kernel.outputs) == 1:
+        result = (result,)
+    return {
+        field: [np.asarray(r) for r in value] if isinstance(value, list) else np.asarray(value)
+        for field, value in zip(kernel.outputs, result, strict=True)
+        if field in desc
+    }
+
+
+def _has_strides(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(isinstance(v, Mapping) and v.get("Strides") is not None for v in value)
+    return isinstance(value, Mapping) and value.get("Strides") is not None

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 from numpy.typing import ArrayLike
 
 from dmlspec.kernels import primitives
@@ -65,7 +64,7 @@ KERNEL = KernelTable(
         ("OutputTensor.DimensionCount", _derive_output_tensor_dimension_count),
         ("OutputTensor.Sizes", _derive_output_tensor_sizes),
     ),
-    output="OutputTensor",
+    outputs=("OutputTensor",),
     donate=None,
 )
 
@@ -102,7 +101,7 @@ def activation_log_softmax1(
     -11.000017166137695], [-113.0, -1.6701560525689274e-05]], [[-0.04858735203742981, 0.0],
     [-3.0485873222351074, -335.0]]].
     """
-    return call_kernel(
+    result: jax.Array = call_kernel(
         KERNEL,
         {"InputTensor": InputTensor},
         {"AxisCount": AxisCount, "Axes": Axes},
@@ -111,12 +110,13 @@ def activation_log_softmax1(
         False,
         out,
     )
+    return result
 
 
 def run(
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run operator JSON (the backend contract): inputs and outputs keyed by tensor field."""
     return run_operator(KERNEL, operator, inputs, feature_level)

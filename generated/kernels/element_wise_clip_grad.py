@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 from numpy.typing import ArrayLike
 
 from dmlspec.kernels import primitives
@@ -70,7 +69,7 @@ KERNEL = KernelTable(
         ("OutputGradientTensor.DimensionCount", _derive_output_gradient_tensor_dimension_count),
         ("OutputGradientTensor.Sizes", _derive_output_gradient_tensor_sizes),
     ),
-    output="OutputGradientTensor",
+    outputs=("OutputGradientTensor",),
     donate=None,
 )
 
@@ -102,7 +101,7 @@ def element_wise_clip_grad(
     donated: do not use it afterwards); repeated calls then reuse one buffer instead of
     allocating and page-faulting a fresh output each time.
     """
-    return call_kernel(
+    result: jax.Array = call_kernel(
         KERNEL,
         {"InputTensor": InputTensor, "InputGradientTensor": InputGradientTensor},
         {"Min": Min, "Max": Max},
@@ -111,12 +110,13 @@ def element_wise_clip_grad(
         False,
         out,
     )
+    return result
 
 
 def run(
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run operator JSON (the backend contract): inputs and outputs keyed by tensor field."""
     return run_operator(KERNEL, operator, inputs, feature_level)

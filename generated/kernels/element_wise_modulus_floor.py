@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 from numpy.typing import ArrayLike
 
 from dmlspec.kernels import primitives
@@ -60,7 +59,7 @@ KERNEL = KernelTable(
         ("OutputTensor.DimensionCount", _derive_output_tensor_dimension_count),
         ("OutputTensor.Sizes", _derive_output_tensor_sizes),
     ),
-    output="OutputTensor",
+    outputs=("OutputTensor",),
     donate=None,
 )
 
@@ -87,7 +86,7 @@ def element_wise_modulus_floor(
     do not use it afterwards); repeated calls then reuse one buffer instead of allocating and
     page-faulting a fresh output each time.
     """
-    return call_kernel(
+    result: jax.Array = call_kernel(
         KERNEL,
         {"ATensor": ATensor, "BTensor": BTensor},
         {},
@@ -96,12 +95,13 @@ def element_wise_modulus_floor(
         False,
         out,
     )
+    return result
 
 
 def run(
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run operator JSON (the backend contract): inputs and outputs keyed by tensor field."""
     return run_operator(KERNEL, operator, inputs, feature_level)

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 
 from dmlspec.kernels import primitives
 from dmlspec.kernels.runtime import KernelTable, call_kernel, run_operator
@@ -69,7 +68,7 @@ KERNEL = KernelTable(
         ("ValueDelta", _default_value_delta),
     ),
     derived=(),
-    output="OutputTensor",
+    outputs=("OutputTensor",),
     donate=None,
 )
 
@@ -109,7 +108,7 @@ def fill_value_sequence(
     Example (Example 1. 1D ascending step): called with ValueStart=3, ValueDelta=2,
     ValueDataType='DML_TENSOR_DATA_TYPE_FLOAT32', it returns [[[[3, 5, 7]]]].
     """
-    return call_kernel(
+    result: jax.Array = call_kernel(
         KERNEL,
         {},
         {"ValueDataType": ValueDataType, "ValueStart": ValueStart, "ValueDelta": ValueDelta},
@@ -118,12 +117,13 @@ def fill_value_sequence(
         False,
         out,
     )
+    return result
 
 
 def run(
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run operator JSON (the backend contract): inputs and outputs keyed by tensor field."""
     return run_operator(KERNEL, operator, inputs, feature_level)

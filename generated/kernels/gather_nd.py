@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 from numpy.typing import ArrayLike
 
 from dmlspec.kernels import primitives
@@ -76,7 +75,7 @@ KERNEL = KernelTable(
         ("OutputTensor.DataType", _derive_output_tensor_data_type),
         ("OutputTensor.Sizes", _derive_output_tensor_sizes),
     ),
-    output="OutputTensor",
+    outputs=("OutputTensor",),
     donate=None,
 )
 
@@ -114,7 +113,7 @@ def gather_nd(
     IndicesDimensionCount=2, InputTensor=np.array([[0, 1], [2, 3]], np.float32),
     IndicesTensor=np.array([[1], [0]], np.uint32), it returns [[2, 3], [0, 1]].
     """
-    return call_kernel(
+    result: jax.Array = call_kernel(
         KERNEL,
         {"InputTensor": InputTensor, "IndicesTensor": IndicesTensor},
         {
@@ -126,12 +125,13 @@ def gather_nd(
         False,
         out,
     )
+    return result
 
 
 def run(
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run operator JSON (the backend contract): inputs and outputs keyed by tensor field."""
     return run_operator(KERNEL, operator, inputs, feature_level)

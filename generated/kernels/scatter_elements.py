@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 from numpy.typing import ArrayLike
 
 from dmlspec.kernels import primitives
@@ -61,7 +60,7 @@ KERNEL = KernelTable(
         ("OutputTensor.DataType", _derive_output_tensor_data_type),
         ("OutputTensor.Sizes", _derive_output_tensor_sizes),
     ),
-    output="OutputTensor",
+    outputs=("OutputTensor",),
     donate="InputTensor",
 )
 
@@ -104,7 +103,7 @@ def scatter_elements(
     np.float32), IndicesTensor=np.array([3, 1, 3, 0], np.uint32), UpdatesTensor=np.array([5, 6,
     7, 8], np.float32), it returns [8, 6, 2, 7, 4].
     """
-    return call_kernel(
+    result: jax.Array = call_kernel(
         KERNEL,
         {
             "InputTensor": InputTensor,
@@ -117,12 +116,13 @@ def scatter_elements(
         donate,
         out,
     )
+    return result
 
 
 def run(
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run operator JSON (the backend contract): inputs and outputs keyed by tensor field."""
     return run_operator(KERNEL, operator, inputs, feature_level)

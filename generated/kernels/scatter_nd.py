@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 from numpy.typing import ArrayLike
 
 from dmlspec.kernels import primitives
@@ -71,7 +70,7 @@ KERNEL = KernelTable(
         ("OutputTensor.DataType", _derive_output_tensor_data_type),
         ("OutputTensor.Sizes", _derive_output_tensor_sizes),
     ),
-    output="OutputTensor",
+    outputs=("OutputTensor",),
     donate="InputTensor",
 )
 
@@ -115,7 +114,7 @@ def scatter_nd(
     UpdatesTensor=np.array([[9, 10, 11, 12]], np.float32), InputDimensionCount=1,
     IndicesDimensionCount=2, it returns [[1, 11, 3, 10, 9, 6, 7, 12]].
     """
-    return call_kernel(
+    result: jax.Array = call_kernel(
         KERNEL,
         {
             "InputTensor": InputTensor,
@@ -131,12 +130,13 @@ def scatter_nd(
         donate,
         out,
     )
+    return result
 
 
 def run(
     operator: Mapping[str, Any],
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run operator JSON (the backend contract): inputs and outputs keyed by tensor field."""
     return run_operator(KERNEL, operator, inputs, feature_level)

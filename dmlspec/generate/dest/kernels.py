@@ -101,7 +101,7 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
     context = RuleContext("d", frozenset(f.name for f in spec.fields), catalog.common.enum_infos())
     kernel = spec.checked_kernel
     function = function_name(spec.name)
-    inputs = [f for f in spec.fields if f.is_tensor and not f.is_output]
+    inputs = [f for f in spec.fields if (f.is_tensor or f.is_tensor_array) and not f.is_output]
     derived = _derived_outputs(spec)
     derived_targets = {target for target, _ in derived}
     # An output whose DataType or Sizes the spec cannot derive is described by the caller (CAST's
@@ -112,7 +112,9 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
         if f.is_output and not {f"{f.name}.DataType", f"{f.name}.Sizes"} <= derived_targets
     ]
     defaults = dict(kernel.defaults)
-    scalars = [f for f in spec.fields if not f.is_tensor]
+    scalars = [f for f in spec.fields if not (f.is_tensor or f.is_tensor_array)]
+    outputs = [spec.field(name) for name in kernel.outputs]
+    lone = len(outputs) == 1 and not outputs[0].is_tensor_array  # `out=` applies
     lines = python_header([spec.path]).splitlines()
     lines += docstring(
         f"JAX kernel for {' or '.join(spec.operator_types)}, generated from its spec; the math "
@@ -123,11 +125,11 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from collections.abc import Mapping",
+        "from collections.abc import Mapping"
+        + (", Sequence" if any(f.is_tensor_array for f in inputs) else ""),
         "from typing import Any",
         "",
         "import jax",
-        "import numpy as np",
         *(["from numpy.typing import ArrayLike"] if inputs else []),
         "",
         "from dmlspec.kernels import primitives",
@@ -174,47 +176,70 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
         *_tuple_field(
             "derived", [f"({q(t)}, _derive_{snake(t.replace('.', '_'))})" for t, _ in derived]
         ),
-        f"    output={q(kernel.output)},",
+        f"    outputs=({''.join(f'{q(n)}, ' for n in kernel.outputs).rstrip(' ')}),",
         f"    donate={q(kernel.donate) if kernel.donate else None},",
+        *(
+            [f"    tensor_arrays=({''.join(f'{q(f.name)}, ' for f in arrays).rstrip(' ')}),"]
+            if (arrays := [f for f in inputs if f.is_tensor_array])
+            else []
+        ),
         ")",
         "",
         "",
     ]
-    parameters = [f"    {f.name}: ArrayLike," for f in inputs if not f.optional]
-    keywords = [f"    {f.name}: ArrayLike | None = None," for f in inputs if f.optional]
-    keywords += [f"    {f.name}: Mapping[str, Any]," for f in required_outputs]
+    parameters = [f"    {f.name}: {_array_type(f)}," for f in inputs if not f.optional]
+    keywords = [f"    {f.name}: {_array_type(f)} | None = None," for f in inputs if f.optional]
+    keywords += [
+        f"    {f.name}: {'list[Mapping[str, Any]]' if f.is_tensor_array else 'Mapping[str, Any]'},"
+        for f in required_outputs
+    ]
     keywords += [f"    {f.name}: {_PYTHON_TYPES[f.kind]} | None = None," for f in scalars]
     keywords.append("    feature_level: str | None = None,")
     if kernel.donate:
         keywords.append("    donate: bool = False,")
-    keywords.append("    out: jax.Array | None = None,")
+    if lone:
+        keywords.append("    out: jax.Array | None = None,")
     lines.append(f"def {function}(")
     lines += parameters
     lines.append("    *,")
     lines += keywords
-    lines.append(") -> jax.Array:")
+    lines.append(f") -> {_return_type(outputs)}:")
     lines += docstring(_function_doc(catalog, spec, inputs, scalars, required_outputs), 4)
-    lines += ["    return call_kernel(", "        KERNEL,"]
+    lines += [f"    result: {_return_type(outputs)} = call_kernel(", "        KERNEL,"]
     for group in (inputs, scalars, required_outputs):
         lines += _dict_lines([f"{q(f.name)}: {f.name}" for f in group], 8)
     lines += [
         "        feature_level,",
         f"        {'donate' if kernel.donate else 'False'},",
-        "        out,",
+        f"        {'out' if lone else 'None'},",
         "    )",
+        "    return result",
         "",
         "",
         "def run(",
         "    operator: Mapping[str, Any],",
         "    inputs: Mapping[str, Any],",
         "    feature_level: str | None = None,",
-        ") -> dict[str, np.ndarray]:",
+        ") -> dict[str, Any]:",
         *docstring(
             "Run operator JSON (the backend contract): inputs and outputs keyed by tensor field.", 4
         ),
         "    return run_operator(KERNEL, operator, inputs, feature_level)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _array_type(field: Field) -> str:
+    return "Sequence[ArrayLike]" if field.is_tensor_array else "ArrayLike"
+
+
+def _return_type(outputs: list[Field]) -> str:
+    """jax.Array for one output tensor, a list for a tensor array, a tuple for several."""
+    types = ["list[jax.Array]" if f.is_tensor_array else "jax.Array" for f in outputs]
+    if len(types) == 1:
+        return types[0]
+    marked = [f"{t} | None" if f.optional else t for f, t in zip(outputs, types, strict=True)]
+    return f"tuple[{', '.join(marked)}]"
 
 
 def _uses_fn(spec: OperatorSpec) -> bool:
@@ -294,9 +319,18 @@ def _function_doc(
             if kernel.donate
             else ""
         )
-        + f" out: a jax.Array shaped and typed like {kernel.output}, whose buffer the result is"
-        " written into (it is donated: do not use it afterwards); repeated calls then reuse one"
-        " buffer instead of allocating and page-faulting a fresh output each time."
+        + (
+            f" out: a jax.Array shaped and typed like {kernel.output}, whose buffer the result is"
+            " written into (it is donated: do not use it afterwards); repeated calls then reuse"
+            " one buffer instead of allocating and page-faulting a fresh output each time."
+            if len(kernel.outputs) == 1 and not spec.field(kernel.output).is_tensor_array
+            else " Returns "
+            + ", ".join(
+                f"{name}{' (a list)' if spec.field(name).is_tensor_array else ''}"
+                for name in kernel.outputs
+            )
+            + (", in this order." if len(kernel.outputs) > 1 else ".")
+        )
     )
     example = _example(catalog, spec)
     if example is not None:
