@@ -9,7 +9,9 @@ accepts it. The same seed always gives the same case, so a failure can be rerun 
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +41,7 @@ class CellChoice:
 @dataclass(frozen=True)
 class Case:
     operator: dict[str, Any]
-    inputs: dict[str, np.ndarray]
+    inputs: dict[str, Any]  # field -> array (a list of arrays for a tensor array)
     feature_level: str
     seed: int
     layouts: tuple[tuple[str, str], ...] = ()  # tensor field, layout (strided cases only)
@@ -54,10 +56,13 @@ class Case:
         ]
         if self.layouts:
             lines.insert(1, "layouts: " + ", ".join(f"{t} {name}" for t, name in self.layouts))
-        for name, array in self.inputs.items():
-            shown = array.reshape(-1)[:limit].tolist()
-            more = " ..." if array.size > limit else ""
-            lines.append(f"{name} {array.dtype}{list(array.shape)}: {shown}{more}")
+        for name, value in self.inputs.items():
+            items = value if isinstance(value, list) else [value]
+            for i, array in enumerate(items):
+                shown = array.reshape(-1)[:limit].tolist()
+                more = " ..." if array.size > limit else ""
+                label = f"{name}[{i}]" if isinstance(value, list) else name
+                lines.append(f"{label} {array.dtype}{list(array.shape)}: {shown}{more}")
         return "\n".join(lines)
 
 
@@ -83,7 +88,8 @@ def type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
         for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
         if is_slot(d.target) and is_slot(target_of(d.expr))
     ]
-    groups = [{f"{t.name}.{member}"} for t in spec.tensor_fields]
+    links += _same_links(spec, member)
+    groups = [{f"{t.name}.{member}"} for t in _tensor_like(spec)]
     if member == "DataType":
         groups += [{f.name} for f in spec.fields if f.kind == "data_type"]
     for a, b in links:
@@ -93,6 +99,27 @@ def type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
             first |= second
             groups.remove(second)
     return groups
+
+
+def _tensor_like(spec: OperatorSpec) -> list[Field]:
+    """Tensor fields and tensor-array fields (an array's items share one data type and rank)."""
+    return [f for f in spec.fields if f.is_tensor or f.is_tensor_array]
+
+
+_SAME = {"DataType": "same_data_type", "DimensionCount": "same_dimension_count"}
+
+
+def _same_links(spec: OperatorSpec, member: str) -> list[tuple[str, str]]:
+    """Slots tied by error constraints such as same_data_type(InputTensors, OutputTensor)."""
+    links = []
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        for node in nodes.walk(constraint.expr.tree):
+            if isinstance(node, nodes.Call) and node.func == _SAME[member]:
+                names = [a.id for a in node.args if isinstance(a, nodes.Name)]
+                links += [(f"{a}.{member}", f"{b}.{member}") for a, b in itertools.pairwise(names)]
+    return links
 
 
 def _choose_types(
@@ -178,22 +205,35 @@ def draw_desc(
     max_rank: int = 4,
 ) -> dict[str, Any]:
     """A desc valid at `level`; raises LookupError if none was found."""
-    row = catalog.support_row_at(spec, level)
-    if row is None:
+    rows = rows_at(catalog, spec, level)
+    if force is not None:
+        rows = [r for r in rows if _allows(r, force)] or rows
+    if not rows:
         raise LookupError(f"{spec.name} does not exist at {level}")
     definitions = definition_trees(spec)
-    derivable = {
-        d.target for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
-    }
+    found = derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
+    derivable = {d.target for d in found}
     for _ in range(ATTEMPTS):
+        row = rng.choice(rows)
         types = _choose_types(spec, row, force, rng)
         ranks = _choose_ranks(spec, row, force, rng, max_rank)
         desc: dict[str, Any] = {}
         drawn: list[list[int]] = []
-        for tensor in spec.tensor_fields:
+        for tensor in _tensor_like(spec):
             forced = force is not None and force.tensor == tensor.name
             if tensor.optional and not tensor.is_output and not forced and rng.random() < 0.3:
                 continue  # an optional input left out now and then
+            if tensor.is_tensor_array:
+                desc[tensor.name] = [
+                    {
+                        "DataType": types[f"{tensor.name}.DataType"],
+                        "Sizes": _draw_sizes(ranks[tensor.name], drawn, rng),
+                    }
+                    for _ in range(rng.randint(1, 3))
+                ]
+                if tensor.count_field:
+                    desc[tensor.count_field] = len(desc[tensor.name])
+                continue
             entry: dict[str, Any] = {"DataType": types[f"{tensor.name}.DataType"]}
             if f"{tensor.name}.Sizes" not in derivable:
                 entry["Sizes"] = _draw_sizes(ranks[tensor.name], drawn, rng)
@@ -203,15 +243,18 @@ def draw_desc(
             if field.kind == "data_type":
                 desc[field.name] = types[field.name]
         counted = {f.count_field for f in spec.fields if f.is_array and f.count_field}
+        _derive_counts(catalog, spec, desc, counted, derivable, rng)
         for field in spec.fields:
-            if field.name in counted:
-                continue  # set with its array below
+            if field.name in counted or (field.is_array and field.name in desc):
+                continue  # set with its array
             if field.kind in ("uint", "int"):
                 desc[field.name] = _draw_in_range(catalog, spec, desc, field.name, ranks, rng)
             elif field.kind == "scalar_union":
                 desc[field.name] = _scalar(
                     field.kind, desc.get(field.value_type_field or ""), catalog, rng
                 )
+            elif field.name in _when_choices(row) and field.kind == "enum":
+                desc[field.name] = rng.choice(_when_choices(row)[field.name])
             else:
                 _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng)
         wanted = [
@@ -222,6 +265,7 @@ def draw_desc(
         free = {k: v for k, v in desc.items()}
         for name in wanted:
             free.pop(name.partition(".")[0])
+        _partition_along_axis(spec, desc, rng)
         try:
             derived = derive_members(catalog.common, spec, free, wanted) if wanted else {}
         except (ValueError, ExpressionError, LookupError, TypeError):
@@ -233,6 +277,93 @@ def draw_desc(
         if validate_operator(operator, level).valid:
             return operator
     raise LookupError(f"no valid {spec.name} desc found at {level} for {force}")
+
+
+def rows_at(catalog: Catalog, spec: OperatorSpec, level: str) -> list[SupportRow]:
+    """The support rows in force at `level`: one, or one per `when` group (REDUCE's
+    functions)."""
+    rank = catalog.common.feature_level(level).rank
+    by_group: dict[str, SupportRow] = {}
+    for row in spec.support:
+        if catalog.common.feature_level(row.feature_level).rank <= rank:
+            by_group[row.when.source if row.when else ""] = row
+    return list(by_group.values())
+
+
+def _allows(row: SupportRow, force: CellChoice) -> bool:
+    try:
+        cell = row.tensor(force.tensor)
+    except KeyError:
+        return False
+    if force.kind == "rank":
+        return int(force.value) in cell.dimension_counts
+    return str(force.value) in cell.data_types
+
+
+def _when_choices(row: SupportRow) -> dict[str, list[str]]:
+    """The enum members a row's `when` names, by field (`Function == "SUM" or ...`)."""
+    if row.when is None:
+        return {}
+    choices: dict[str, list[str]] = {}
+    for name, member in re.findall(r'(\w+) == "(\w+)"', row.when.source):
+        choices.setdefault(name, []).append(member)
+    return choices
+
+
+def _derive_counts(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    desc: dict[str, Any],
+    counted: set[str],
+    derivable: set[str],
+    rng: random.Random,
+) -> None:
+    """Count fields the spec ties to the tensors (SLICE's DimensionCount equals
+    InputTensor.DimensionCount), and arrays of that length: offsets, sizes and strides start
+    small, and a draw that breaks a rule is rejected by the validator."""
+    for name in sorted(n for n in counted if n in derivable and n not in desc):
+        try:
+            value = derive_members(catalog.common, spec, desc, [name]).get(name)
+        except (ValueError, ExpressionError, LookupError, TypeError):
+            continue
+        if not isinstance(value, int):
+            continue
+        desc[name] = value
+        for field in spec.fields:
+            if field.count_field == name and field.kind in ("uint_array", "int_array"):
+                small = (-1, 0, 1, 2) if field.kind == "int_array" else (0, 0, 1, 1, 2, 3)
+                desc[field.name] = [rng.choice(small) for _ in range(value)]
+            elif field.count_field == name and field.kind == "float_array":
+                desc[field.name] = [rng.choice(_FLOATS) for _ in range(value)]
+
+
+def _partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.Random) -> None:
+    """Tensor arrays whose items must match another tensor except along an axis, where their
+    sizes sum to its size (JOIN's inputs, SPLIT's outputs: `same_sizes_except(Items, Tensor,
+    Axis)` with `sum_along(Items, Axis)`): the items get the other tensor's sizes with a part
+    of the axis each, instead of being left to chance."""
+    for constraint in spec.constraints:
+        for node in nodes.walk(constraint.expr.tree):
+            if not (isinstance(node, nodes.Call) and node.func == "same_sizes_except"):
+                continue
+            items, other, axis = node.args
+            if not (
+                isinstance(items, nodes.Name)
+                and isinstance(other, nodes.Name)
+                and isinstance(axis, nodes.Name)
+                and isinstance(desc.get(items.id), list)
+                and isinstance(desc.get(other.id), dict)
+                and isinstance(desc.get(axis.id), int)
+            ):
+                continue
+            tensors, index = desc[items.id], desc[axis.id]
+            base = list(tensors[0]["Sizes"])
+            if not 0 <= index < len(base):
+                continue
+            parts = [rng.choice((1, 1, 2, 3)) for _ in tensors]
+            for tensor, part in zip(tensors, parts, strict=True):
+                tensor["Sizes"] = [part if d == index else n for d, n in enumerate(base)]
+            desc[other.id]["Sizes"] = [sum(parts) if d == index else n for d, n in enumerate(base)]
 
 
 _FLOATS = (1.0, 0.5, 2.0, -1.5, 0.25, 3.0, 0.0, -0.5)
@@ -385,7 +516,7 @@ def draw_inputs(
     operator: Mapping[str, Any],
     rng: random.Random,
     unique_targets: bool = False,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Input data: index tensors within the bounds the spec's requires constraints state (negative
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0)."""
     from ..validation import check_requires
@@ -393,9 +524,19 @@ def draw_inputs(
     bounds = _index_bounds(catalog, spec, operator)
     desc = operator["desc"]
     for _ in range(50):
-        inputs: dict[str, np.ndarray] = {}
-        for field in spec.tensor_fields:
+        inputs: dict[str, Any] = {}
+        for field in _tensor_like(spec):
             if field.is_output or field.name not in desc:
+                continue
+            if field.is_tensor_array:
+                inputs[field.name] = [
+                    _edge_values(
+                        np.dtype(catalog.common.data_type(item["DataType"]).numpy),
+                        int(np.prod(item["Sizes"])),
+                        rng,
+                    ).reshape(tuple(item["Sizes"]))
+                    for item in desc[field.name]
+                ]
                 continue
             tensor = desc[field.name]
             dtype = np.dtype(catalog.common.data_type(tensor["DataType"]).numpy)

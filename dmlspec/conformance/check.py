@@ -45,8 +45,8 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
     alternatives = _flushed_alternatives(catalog, spec, case, expected)
     desc = case.operator["desc"]
     logical = {
-        name: logical_view(array, desc[name]) if is_strided(desc[name]) else array
-        for name, array in case.inputs.items()
+        name: _logical(value, desc[name])
+        for name, value in case.inputs.items()
         if name not in expected
     }
     requires = check_requires(case.operator, logical, case.feature_level)
@@ -57,8 +57,12 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
             case.operator, flushed, case.feature_level
         ).undefined.items():
             undefined[name] = undefined[name] | mask if name in undefined else mask
+    given = {
+        k: [a.copy() for a in v] if isinstance(v, list) else v.copy()
+        for k, v in case.inputs.items()
+    }
     try:
-        actual = backend.run(case.operator, {k: v.copy() for k, v in case.inputs.items()})
+        actual = backend.run(case.operator, given)
     except Unsupported:
         raise
     except InvalidOperator as error:
@@ -69,41 +73,99 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
         returned = sorted(actual) if isinstance(actual, Mapping) else type(actual).__name__
         raise _fail(case, f"{backend.name} must return outputs {sorted(expected)}; got {returned}")
     for name, want in expected.items():
-        got = np.asarray(actual[name])
-        if got.dtype != want.dtype or got.shape != want.shape:
-            raise _fail(
-                case,
-                f"{name} must be {want.dtype}{list(want.shape)} as its desc says; "
-                f"got {got.dtype}{list(got.shape)}",
-            )
-        if is_strided(desc[name]):
-            gaps = _gaps_changed(case.inputs[name], got, desc[name])
-            if gaps:
-                raise _fail(case, f"{name}: elements outside the strided view changed: {gaps}")
-            want, got = logical_view(want, desc[name]), logical_view(got, desc[name])
-        defined = ~undefined.get(name, np.zeros(want.shape, dtype=bool))
-        allowed = collisions.get(name, {})
-        flat_defined = defined.reshape(-1)
-        problems = []
-        for (cell,), values in allowed.items():
-            flat_defined[cell] = False
-            choices = {np.asarray(v, dtype=got.dtype).tobytes() for v in values}
-            if got.reshape(-1)[cell].tobytes() not in choices:
-                value = got.reshape(-1)[cell]
-                problems.append(f"cell {cell}: {value!r} is none of the colliding updates {values}")
-        mismatches = _compare(catalog, spec, case, name, want, got, defined)
-        for alternative in alternatives:  # subnormals flushed, where the data type allows it
-            if not mismatches:
-                break
-            other = alternative[name]
-            if is_strided(desc[name]):
-                other = logical_view(other, desc[name])
-            mismatches = _compare(
-                catalog, spec, case, name, other, got, defined & _cells(mismatches, want.shape)
-            )
-        problems += [str(m) for m in mismatches]
-        if problems:
-            raise _fail(case, f"{name} differs from the reference:\n  " + "\n  ".join(problems[:5]))
+        if isinstance(want, list):  # a tensor array: item by item
+            got_items = actual[name]
+            if not isinstance(got_items, list | tuple) or len(got_items) != len(want):
+                shown = len(got_items) if isinstance(got_items, list | tuple) else type(got_items)
+                raise _fail(case, f"{name} must be a list of {len(want)} arrays; got {shown}")
+            initial = case.inputs.get(name) or [None] * len(want)
+            for i, (item, got, tensor) in enumerate(zip(want, got_items, desc[name], strict=True)):
+                _check_output(
+                    catalog,
+                    spec,
+                    case,
+                    f"{name}[{i}]",
+                    name,
+                    tensor,
+                    item,
+                    got,
+                    initial[i],
+                    None,
+                    {},
+                    [],
+                )
+            continue
+        _check_output(
+            catalog,
+            spec,
+            case,
+            name,
+            name,
+            desc[name],
+            want,
+            actual[name],
+            case.inputs.get(name),
+            undefined.get(name),
+            collisions.get(name, {}),
+            [alternative[name] for alternative in alternatives],
+        )
+
+
+def _logical(value: Any, tensor: Any) -> Any:
+    if isinstance(value, list):
+        return [_logical(v, t) for v, t in zip(value, tensor, strict=True)]
+    return logical_view(value, tensor) if is_strided(tensor) else value
+
+
+def _check_output(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    case: Case,
+    label: str,
+    field: str,
+    tensor: Mapping[str, Any],
+    want: np.ndarray,
+    actual: Any,
+    initial: np.ndarray | None,
+    undefined: np.ndarray | None,
+    allowed: Mapping[Any, Any],
+    alternatives: list[np.ndarray],
+) -> None:
+    """One output tensor (or item of a tensor-array output) against the reference."""
+    got = np.asarray(actual)
+    if got.dtype != want.dtype or got.shape != want.shape:
+        raise _fail(
+            case,
+            f"{label} must be {want.dtype}{list(want.shape)} as its desc says; "
+            f"got {got.dtype}{list(got.shape)}",
+        )
+    if is_strided(tensor):
+        assert initial is not None  # a strided output's initial buffer is an input
+        gaps = _gaps_changed(initial, got, tensor)
+        if gaps:
+            raise _fail(case, f"{label}: elements outside the strided view changed: {gaps}")
+        want, got = logical_view(want, tensor), logical_view(got, tensor)
+    defined = ~(undefined if undefined is not None else np.zeros(want.shape, dtype=bool))
+    flat_defined = defined.reshape(-1)
+    problems = []
+    for (cell,), values in allowed.items():
+        flat_defined[cell] = False
+        choices = {np.asarray(v, dtype=got.dtype).tobytes() for v in values}
+        if got.reshape(-1)[cell].tobytes() not in choices:
+            value = got.reshape(-1)[cell]
+            problems.append(f"cell {cell}: {value!r} is none of the colliding updates {values}")
+    mismatches = _compare(catalog, spec, case, field, tensor, want, got, defined)
+    for other in alternatives:  # subnormals flushed, where the data type allows it
+        if not mismatches:
+            break
+        if is_strided(tensor):
+            other = logical_view(other, tensor)
+        mismatches = _compare(
+            catalog, spec, case, field, tensor, other, got, defined & _cells(mismatches, want.shape)
+        )
+    problems += [str(m) for m in mismatches]
+    if problems:
+        raise _fail(case, f"{label} differs from the reference:\n  " + "\n  ".join(problems[:5]))
 
 
 def _cells(mismatches: list[Any], shape: tuple[int, ...]) -> np.ndarray:
@@ -165,13 +227,12 @@ def _compare(
     spec: OperatorSpec,
     case: Case,
     name: str,
+    tensor: Mapping[str, Any],
     want: np.ndarray,
     got: np.ndarray,
     defined: np.ndarray,
 ) -> list[Any]:
-    data_type = str(case.operator["desc"][name].get("DataType", "")).removeprefix(
-        "DML_TENSOR_DATA_TYPE_"
-    )
+    data_type = str(tensor.get("DataType", "")).removeprefix("DML_TENSOR_DATA_TYPE_")
     kind = catalog.common.data_type(data_type).kind
     rule = spec.checked_semantics.comparison_for(name, kind, data_type)
     if rule.rule == "exact" or rule.max_ulps is None:
