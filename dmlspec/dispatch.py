@@ -211,11 +211,22 @@ def format_resource(name: str, buffer: np.ndarray) -> str:
     return f"Resource '{name}': {', '.join(chunks)}"
 
 
-def _bound(binding: Any, pointer: str) -> str:
+def _bound(binding: Any, pointer: str) -> tuple[str, int | None, int]:
+    """A binding: the resource's name, and an elementStride and elementOffset (DxDispatch's
+    advanced binding: a view starting elementOffset elements, of elementStride bytes or the
+    resource's element size, into the resource)."""
     if isinstance(binding, str):
-        return binding
+        return binding, None, 0
     if isinstance(binding, Mapping) and isinstance(binding.get("name"), str):
-        return str(binding["name"])
+        stride, offset = binding.get("elementStride"), binding.get("elementOffset", 0)
+        for key, value in (("elementStride", stride), ("elementOffset", offset)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise DispatchError(
+                    f"{pointer}/{key}", f"must be a non-negative integer; got {quote(value)}"
+                )
+        return str(binding["name"]), stride, int(offset)
     raise DispatchError(pointer, 'a binding names a resource (a string or {"name": ...})')
 
 
@@ -253,44 +264,43 @@ def _dispatch(
 
     desc = operator["desc"]
     table = validator_for(operator).TABLE  # type: ignore[union-attr]
-    output_fields = {f.name for f in table.fields if f.kind == "output_tensor"}
-    inputs = {}
-    outputs = {}
+    output_fields = {
+        f.name for f in table.fields if f.kind in ("output_tensor", "output_tensor_array")
+    }
+    inputs: dict[str, Any] = {}
+    outputs: dict[str, Any] = {}  # field -> (resource, byte offset), a list for a tensor array
     for field, binding in bindings.items():
-        resource = _bound(binding, f"{pointer}/bindings/{field}")
-        if resource not in buffers:
-            raise DispatchError(
-                f"{pointer}/bindings/{field}",
-                f"no resource {quote(resource)} (resources: {quote(', '.join(buffers))})",
-            )
+        where = f"{pointer}/bindings/{field}"
         tensor = desc.get(field)
-        if not isinstance(tensor, Mapping):
-            raise DispatchError(
-                f"{pointer}/bindings/{field}", f"{field} is not a tensor of the dispatchable"
-            )
-        tensor = tensor.get("Desc", tensor)
-        dtype = _numpy_type(tensor["DataType"], f"{pointer}/bindings/{field}")
-        strided = tensor.get("Strides") is not None
-        count = buffer_elements(tensor) if strided else math.prod(tensor["Sizes"])
-        needed = max(count * dtype.itemsize, int(tensor.get("TotalTensorSizeInBytes") or 0))
-        raw = buffers[resource].view(np.uint8)
-        if raw.size < needed:
-            why = ""
-            if strided:
-                why = " for its buffer (the desc gives Strides)"
-            elif needed > count * dtype.itemsize:
-                why = " (its TotalTensorSizeInBytes)"
-            raise DispatchError(
-                f"{pointer}/bindings/{field}",
-                f"resource {resource!r} holds {raw.size} bytes; {field} needs {needed}{why}",
-            )
-        data = raw[: count * dtype.itemsize].view(dtype)
+        if isinstance(tensor, list):  # a tensor array: one resource binding per item
+            if not isinstance(binding, list) or len(binding) != len(tensor):
+                raise DispatchError(
+                    where,
+                    f"{field} is an array of {len(tensor)} tensors: bind a list of "
+                    f"{len(tensor)} resources; got {quote(binding)}",
+                )
+            items = [
+                _bind(field, f"{field}[{i}]", b, t, buffers, f"{where}/{i}")
+                for i, (b, t) in enumerate(zip(binding, tensor, strict=True))
+            ]
+            if field in output_fields:
+                outputs[field] = [(resource, offset) for resource, offset, _, _ in items]
+                if any(strided for _, _, _, strided in items):
+                    inputs[field] = [data.copy() for _, _, data, _ in items]
+            else:
+                inputs[field] = [data for _, _, data, _ in items]
+            continue
+        if isinstance(binding, list):
+            if len(binding) != 1:
+                raise DispatchError(where, f"{field} is one tensor: bind one resource")
+            binding = binding[0]
+        resource, offset, data, strided = _bind(field, field, binding, tensor, buffers, where)
         if field in output_fields:
-            outputs[field] = resource
+            outputs[field] = (resource, offset)
             if strided:  # its initial buffer: the elements outside the view must survive
                 inputs[field] = data.copy()
         else:
-            inputs[field] = data.copy() if strided else data.reshape(tensor["Sizes"])
+            inputs[field] = data
     try:
         results = backend.run(operator, inputs)
     except (Unsupported, InvalidOperator) as error:
@@ -301,21 +311,74 @@ def _dispatch(
             f"backend {quote(getattr(backend, 'name', '?'))} raised {type(error).__name__}: "
             f"{cut(str(error))}",
         ) from None
-    for field, resource in outputs.items():
+    for field, bound in outputs.items():
         returned = results.get(field) if isinstance(results, Mapping) else None
-        if not isinstance(returned, np.ndarray) or returned.dtype.kind not in "biuf":
-            raise DispatchError(
-                pointer, f"the backend returned no array of numbers for {field}: {quote(returned)}"
-            )
-        data = np.ascontiguousarray(returned).reshape(-1).view(np.uint8)
-        target = buffers[resource].view(np.uint8)
-        if data.size > target.size:
-            raise DispatchError(
-                pointer,
-                f"the backend returned {data.size} bytes for {field}; resource "
-                f"{quote(resource)} holds {target.size}",
-            )
-        target[: data.size] = data
+        if isinstance(bound, list):
+            if not isinstance(returned, list | tuple) or len(returned) != len(bound):
+                raise DispatchError(
+                    pointer, f"the backend returned no list of {len(bound)} arrays for {field}"
+                )
+            for i, ((resource, offset), item) in enumerate(zip(bound, returned, strict=True)):
+                _write(pointer, f"{field}[{i}]", item, buffers[resource], resource, offset)
+        else:
+            resource, offset = bound
+            _write(pointer, field, returned, buffers[resource], resource, offset)
+
+
+def _bind(
+    field: str,
+    label: str,
+    binding: Any,
+    tensor: Any,
+    buffers: dict[str, np.ndarray],
+    where: str,
+) -> tuple[str, int, np.ndarray, bool]:
+    """A tensor bound to a resource: the resource, the byte offset of the view, the tensor's
+    data read from there (its buffer if strided), and whether it is strided."""
+    resource, stride, element_offset = _bound(binding, where)
+    if resource not in buffers:
+        raise DispatchError(
+            where, f"no resource {quote(resource)} (resources: {quote(', '.join(buffers))})"
+        )
+    if not isinstance(tensor, Mapping):
+        raise DispatchError(where, f"{field} is not a tensor of the dispatchable")
+    tensor = tensor.get("Desc", tensor)
+    dtype = _numpy_type(tensor["DataType"], where)
+    strided = tensor.get("Strides") is not None
+    count = buffer_elements(tensor) if strided else math.prod(tensor["Sizes"])
+    needed = max(count * dtype.itemsize, int(tensor.get("TotalTensorSizeInBytes") or 0))
+    offset = element_offset * (stride if stride is not None else buffers[resource].itemsize)
+    raw = buffers[resource].view(np.uint8)[offset:]
+    if raw.size < needed:
+        why = ""
+        if strided:
+            why = " for its buffer (the desc gives Strides)"
+        elif needed > count * dtype.itemsize:
+            why = " (its TotalTensorSizeInBytes)"
+        at = f" from byte {offset}" if offset else ""
+        raise DispatchError(
+            where, f"resource {resource!r} holds {raw.size} bytes{at}; {label} needs {needed}{why}"
+        )
+    data = raw[: count * dtype.itemsize].copy().view(dtype)
+    return resource, offset, data if strided else data.reshape(tensor["Sizes"]), strided
+
+
+def _write(
+    pointer: str, label: str, returned: Any, buffer: np.ndarray, resource: str, offset: int
+) -> None:
+    if not isinstance(returned, np.ndarray) or returned.dtype.kind not in "biuf":
+        raise DispatchError(
+            pointer, f"the backend returned no array of numbers for {label}: {quote(returned)}"
+        )
+    data = np.ascontiguousarray(returned).reshape(-1).view(np.uint8)
+    target = buffer.view(np.uint8)[offset:]
+    if data.size > target.size:
+        raise DispatchError(
+            pointer,
+            f"the backend returned {data.size} bytes for {label}; resource "
+            f"{quote(resource)} holds {target.size}" + (f" from byte {offset}" if offset else ""),
+        )
+    target[: data.size] = data
 
 
 def run_model(
