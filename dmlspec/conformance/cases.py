@@ -21,10 +21,18 @@ import numpy as np
 from ..binding import bind_desc, definition_trees, derive_members
 from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import derivations, target_of
-from ..model import Catalog, Field, OperatorSpec, SupportRow
+from ..model import Catalog, ExampleTensor, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
 
-__all__ = ["Case", "CellChoice", "draw_case", "draw_desc", "draw_inputs", "type_groups"]
+__all__ = [
+    "Case",
+    "CellChoice",
+    "draw_case",
+    "draw_desc",
+    "draw_inputs",
+    "example_tensors",
+    "type_groups",
+]
 
 ATTEMPTS = 400
 
@@ -64,6 +72,19 @@ class Case:
                 label = f"{name}[{i}]" if isinstance(value, list) else name
                 lines.append(f"{label} {array.dtype}{list(array.shape)}: {shown}{more}")
         return "\n".join(lines)
+
+
+def example_tensors(value: Any) -> list[ExampleTensor] | None:
+    """An example field's tensors: one, a tensor array's items, or None for a scalar field."""
+    if isinstance(value, ExampleTensor):
+        return [value]
+    if (
+        isinstance(value, tuple | list)
+        and value
+        and all(isinstance(v, ExampleTensor) for v in value)
+    ):
+        return list(value)
+    return None
 
 
 def _slot_kinds(spec: OperatorSpec) -> dict[str, str]:

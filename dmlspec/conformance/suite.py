@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from .. import load_catalog
+from ..binding import bind_desc
 from ..errors import InvalidOperator, Unsupported
-from ..model import Catalog, ExampleTensor, OperatorSpec
-from .cases import Case, CellChoice, draw_case, draw_desc
+from ..model import Catalog, ExampleTensor, OperatorSpec, SupportRow
+from .cases import Case, CellChoice, draw_case, draw_desc, example_tensors, rows_at
 from .check import run_case
 from .layouts import draw_layout_case
 from .mutate import break_constraint
@@ -65,19 +66,29 @@ class Target:
     def record(self, spec: OperatorSpec, case: Case) -> None:
         for tensor, layout in case.layouts:
             self.layouts[(spec.name, tensor, layout)] += 1
-        row = catalog().support_row_at(spec, case.feature_level)
+        row = _row_in_force(spec, case)
         if row is None:
             return
         for cell in row.tensors:
-            tensor = case.operator["desc"].get(cell.tensor)
-            if tensor is None:  # an optional tensor the case leaves out
+            value = case.operator["desc"].get(cell.tensor)
+            if value is None:  # an optional tensor the case leaves out
                 continue
-            self.cells[
-                (spec.name, row.feature_level, cell.tensor, "data_type", tensor["DataType"])
-            ] += 1
-            self.cells[
-                (spec.name, row.feature_level, cell.tensor, "rank", str(len(tensor["Sizes"])))
-            ] += 1
+            for tensor in value if isinstance(value, list) else [value]:
+                self.cells[
+                    (spec.name, row.feature_level, cell.tensor, "data_type", tensor["DataType"])
+                ] += 1
+                self.cells[
+                    (spec.name, row.feature_level, cell.tensor, "rank", str(len(tensor["Sizes"])))
+                ] += 1
+
+
+def _row_in_force(spec: OperatorSpec, case: Case) -> SupportRow | None:
+    """The support row a case's desc is checked against (REDUCE's: per function)."""
+    rows = rows_at(catalog(), spec, case.feature_level)
+    if all(r.when is None for r in rows):
+        return rows[0] if rows else None
+    env = bind_desc(catalog().common, spec, case.operator["desc"])
+    return next((r for r in rows if r.when is None or r.when.evaluate(env)), None)
 
 
 def _note(target: Target, spec: OperatorSpec, desc: dict[str, Any], level: str) -> None:
@@ -115,15 +126,21 @@ def check_example(target: Target, operator: str, example_id: str) -> None:
     desc: dict[str, Any] = {}
     inputs = {}
     for name, value in fields.items():
-        if not isinstance(value, ExampleTensor):
+        tensors = example_tensors(value)
+        if tensors is None:
             desc[name] = value
             continue
-        tensor = value.to_json()
-        values = tensor.pop("Values", None)
-        desc[name] = tensor
-        if name != spec.checked_kernel.output and values is not None:
-            dtype = catalog().common.data_type(value.data_type or "").numpy
-            inputs[name] = np.array(values, dtype=dtype)
+        descs, arrays = [], []
+        for tensor in tensors:
+            raw = tensor.to_json()
+            values = raw.pop("Values", None)
+            descs.append(raw)
+            dtype = catalog().common.data_type(tensor.data_type or "").numpy
+            arrays.append(None if values is None else np.array(values, dtype=dtype))
+        single = isinstance(value, ExampleTensor)
+        desc[name] = descs[0] if single else descs
+        if not spec.field(name).is_output and all(a is not None for a in arrays):
+            inputs[name] = arrays[0] if single else arrays
     _run(target, spec, Case({"type": spec.operator_type, "desc": desc}, inputs, claimed[-1], 0))
 
 
@@ -132,11 +149,15 @@ def _valid_at(spec: OperatorSpec, fields: dict[str, Any], level: str) -> bool:
 
     desc = {
         k: (
-            {m: x for m, x in v.to_json().items() if m != "Values"}
-            if isinstance(v, ExampleTensor)
-            else v
+            v
+            if (tensors := example_tensors(v)) is None
+            else [{m: x for m, x in t.to_json().items() if m != "Values"} for t in tensors]
         )
         for k, v in fields.items()
+    }
+    desc = {
+        k: v[0] if isinstance(fields[k], ExampleTensor) else v  # a tensor, not an array of one
+        for k, v in desc.items()
     }
     return validate_operator({"type": spec.operator_type, "desc": desc}, level).valid
 
@@ -241,8 +262,7 @@ def check_strided_rule(target: Target, operator: str, constraint_id: str) -> Non
 
 
 def _highest_row_level(spec: OperatorSpec, target: Target) -> str:
-    row = catalog().support_row_at(spec, target.feature_level)
-    if row is None:
+    if not rows_at(catalog(), spec, target.feature_level):
         pytest.skip(f"{spec.name} does not exist at {target.feature_level}")
     return target.feature_level
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import reference
-from ..conformance.cases import Case, CellChoice, draw_case
+from ..conformance.cases import Case, CellChoice, draw_case, example_tensors, rows_at
 from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, ExampleTensor, OperatorSpec
 from ..reference.layout import is_strided, logical_view
@@ -63,18 +63,23 @@ def _example_case(catalog: Catalog, spec: OperatorSpec, example_id: str, level: 
     desc: dict[str, Any] = {}
     inputs = {}
     for name, value in example.valid_form:
-        if not isinstance(value, ExampleTensor):
+        tensors = example_tensors(value)
+        if tensors is None:
             desc[name] = value
             continue
-        tensor = value.to_json()
-        values = tensor.pop("Values", None)
-        desc[name] = tensor
-        if name != spec.checked_kernel.output:
-            if values is None:
+        descs, arrays = [], []
+        for tensor in tensors:
+            raw = tensor.to_json()
+            values = raw.pop("Values", None)
+            descs.append(raw)
+            dtype = catalog.common.data_type(tensor.data_type or "").numpy
+            arrays.append(None if values is None else np.array(values, dtype=dtype))
+        single = isinstance(value, ExampleTensor)
+        desc[name] = descs[0] if single else descs
+        if not spec.field(name).is_output:
+            if any(a is None for a in arrays):
                 return None
-            inputs[name] = np.array(
-                values, dtype=catalog.common.data_type(value.data_type or "").numpy
-            )
+            inputs[name] = arrays[0] if single else arrays
     operator = {"type": spec.operator_type, "desc": desc}
     levels = [
         r.feature_level for r in spec.support if validate_operator(operator, r.feature_level).valid
@@ -87,6 +92,22 @@ def _example_case(catalog: Catalog, spec: OperatorSpec, example_id: str, level: 
     return Case(operator, inputs, usable[-1], 0) if usable else None
 
 
+def items(values: dict[str, Any]) -> Iterator[tuple[str, str, Any, str, int | None]]:
+    """Tensors of a case, tensor-array items one by one: (label, file stem, value, field,
+    index), e.g. ("OutputTensors[1]", "OutputTensors_1", array, "OutputTensors", 1)."""
+    for name, value in values.items():
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                yield f"{name}[{i}]", f"{name}_{i}", item, name, i
+        else:
+            yield name, name, value, name, None
+
+
+def _tensor(desc: dict[str, Any], field: str, index: int | None) -> dict[str, Any]:
+    tensor: dict[str, Any] = desc[field] if index is None else desc[field][index]
+    return tensor
+
+
 def iter_cases(
     catalog: Catalog, operators: list[str], level: str, profile: str
 ) -> Iterator[ExportedCase]:
@@ -95,6 +116,7 @@ def iter_cases(
     for name in operators:
         spec = catalog.operator(name)
         prefix = spec.name.lower()
+        seen: set[str] = set()
         for example in spec.examples:
             case = _example_case(catalog, spec, example.id, level)
             if case is not None:
@@ -107,15 +129,15 @@ def iter_cases(
                     ("rank", str(n)) for n in cell.dimension_counts
                 ]
                 for kind, value in keys:
+                    cell_id = f"{prefix}-cell-{row.feature_level}-{cell.tensor}-{kind}-{value}"
+                    if cell_id in seen:  # the same cell in another `when` group (REDUCE)
+                        continue
+                    seen.add(cell_id)
                     choice = CellChoice(cell.tensor, kind, int(value) if kind == "rank" else value)
                     seed = sum(map(ord, f"{row.feature_level}{cell.tensor}{kind}{value}"))
                     case = draw_case(catalog, spec, row.feature_level, seed, choice)
-                    yield ExportedCase(
-                        f"{prefix}-cell-{row.feature_level}-{cell.tensor}-{kind}-{value}",
-                        spec,
-                        case,
-                    )
-        if catalog.support_row_at(spec, level) is not None:
+                    yield ExportedCase(cell_id, spec, case)
+        if rows_at(catalog, spec, level):
             for layout in catalog.common.tensor_layouts:
                 if layout.name == "packed":
                     continue
@@ -165,32 +187,44 @@ def _dxdispatch_model(
     spec: OperatorSpec, case: Case, outputs: dict[str, np.ndarray]
 ) -> dict[str, Any]:
     resources: dict[str, Any] = {}
-    bindings = {}
-    for name, array in case.inputs.items():
+    bindings: dict[str, Any] = {}
+    desc = case.operator["desc"]
+    for _, stem, array, field, index in items(case.inputs):
         # Inline values: DxDispatch's schema admits no file initializer (its Guide does; the
         # same data sits beside the model as <name>.npy for other runners). A strided
         # output's initial buffer is an input of the case too.
-        resources[name] = {
-            "initialValuesDataType": case.operator["desc"][name]["DataType"],
+        resources[stem] = {
+            "initialValuesDataType": _tensor(desc, field, index)["DataType"],
             "initialValues": [_json_value(v) for v in array.reshape(-1).tolist()],
         }
-        bindings[name] = name
-    for name, array in outputs.items():
-        if name not in resources:
-            resources[name] = {
-                "initialValuesDataType": case.operator["desc"][name]["DataType"],
+        _bind(bindings, field, index, stem)
+    for _, stem, array, field, index in items(outputs):
+        if stem not in resources:
+            resources[stem] = {
+                "initialValuesDataType": _tensor(desc, field, index)["DataType"],
                 "initialValues": {"valueCount": int(array.size), "value": 0},
             }
-        bindings[name] = name
+            _bind(bindings, field, index, stem)
+    printed = [stem for _, stem, _, _, _ in items(outputs)]
     return {
         "$schema": "./_schema.json",
         "resources": resources,
         "dispatchables": {"operator": case.operator},
         "commands": [
             {"type": "dispatch", "dispatchable": "operator", "bindings": bindings},
-            *({"type": "print", "resource": name} for name in outputs),
+            *({"type": "print", "resource": name} for name in printed),
         ],
     }
+
+
+def _bind(bindings: dict[str, Any], field: str, index: int | None, resource: str) -> None:
+    """A bind point names its resource; a tensor array's, a list of them (DxDispatch)."""
+    if index is None:
+        bindings[field] = resource
+    elif index == 0 or field not in bindings:
+        bindings[field] = [resource]
+    else:
+        bindings[field].append(resource)
 
 
 def _packed(case: Case, outputs: dict[str, np.ndarray]) -> tuple[Case, dict[str, np.ndarray]]:
@@ -206,12 +240,16 @@ def _packed(case: Case, outputs: dict[str, np.ndarray]) -> tuple[Case, dict[str,
         for k, v in desc.items()
     }
     inputs = {
-        k: np.ascontiguousarray(logical_view(v, desc[k]) if is_strided(desc[k]) else v)
+        k: v
+        if isinstance(v, list)
+        else np.ascontiguousarray(logical_view(v, desc[k]) if is_strided(desc[k]) else v)
         for k, v in case.inputs.items()
         if k not in outputs
     }
     logical = {
-        k: np.ascontiguousarray(logical_view(v, desc[k]) if is_strided(desc[k]) else v)
+        k: v
+        if isinstance(v, list)
+        else np.ascontiguousarray(logical_view(v, desc[k]) if is_strided(desc[k]) else v)
         for k, v in outputs.items()
     }
     return Case(
@@ -224,6 +262,8 @@ def _onnx_files(case: Case, outputs: dict[str, np.ndarray]) -> dict[str, bytes] 
 
     from .onnx_graphs import graph_for
 
+    if any(isinstance(v, list) for v in [*case.inputs.values(), *outputs.values()]):
+        return None  # tensor arrays: no ONNX graph is written for them yet
     dtypes = {k: v.dtype for k, v in case.inputs.items()} | {k: v.dtype for k, v in outputs.items()}
     model = graph_for(case.operator, dtypes)
     if model is None:
@@ -263,25 +303,29 @@ def export(
         outputs, collisions = reference.run_recording(case.operator, case.inputs)
         packed_case, packed_outputs = _packed(case, outputs)
         requires = check_requires(packed_case.operator, packed_case.inputs, case.feature_level)
-        files: dict[str, bytes] = {f"{n}.npy": _npy(a) for n, a in case.inputs.items()}
-        files |= {f"expected_{n}.npy": _npy(a) for n, a in outputs.items()}
+        files: dict[str, bytes] = {
+            f"{stem}.npy": _npy(a) for _, stem, a, _, _ in items(case.inputs)
+        }
+        files |= {f"expected_{stem}.npy": _npy(a) for _, stem, a, _, _ in items(outputs)}
         entry: dict[str, Any] = {
             "id": exported.id,
             "operator": spec.operator_type,
             "feature_level": case.feature_level,
             "seed": case.seed,
             "data_types": {
-                k: v["DataType"]
+                k: [t["DataType"] for t in v] if isinstance(v, list) else v["DataType"]
                 for k, v in case.operator["desc"].items()
-                if isinstance(v, dict) and "DataType" in v  # tensors, not ScaleBias
+                if (isinstance(v, dict) and "DataType" in v)  # tensors, not ScaleBias
+                or (isinstance(v, list) and v and all(isinstance(t, dict) for t in v))
             },
             "outputs": {},
         }
-        for name, array in outputs.items():
+        for name, stem, array, field, index in items(outputs):
+            tensor = _tensor(case.operator["desc"], field, index)
             undefined = requires.undefined.get(name)
             output_entry = {
-                "expected": f"expected_{name}.npy",
-                **_rule(catalog, spec, name, case.operator["desc"][name]["DataType"]),
+                "expected": f"expected_{stem}.npy",
+                **_rule(catalog, spec, field, tensor["DataType"]),
             }
             if undefined is not None and undefined.any():
                 files[f"undefined_{name}.npy"] = _npy(undefined)
@@ -289,7 +333,6 @@ def export(
                     "mask": f"undefined_{name}.npy",
                     "values": requires.allowed[name],
                 }
-            tensor = case.operator["desc"][name]
             if is_strided(tensor):
                 output_entry["view"] = {
                     "Sizes": tensor["Sizes"],

@@ -168,8 +168,21 @@ def run_vectors(
             f"{case_id}/model.json at /commands/0",
         )
         desc = operator["desc"]
-        inputs = {}
+        inputs: dict[str, Any] = {}
         for name in bindings:
+            if isinstance(desc.get(name), list):  # a tensor array: <name>_<i>.npy per item
+                if name in outputs or not isinstance(bindings[name], list):
+                    continue
+                inputs[name] = [
+                    _expect_array(
+                        files.array(f"{name}_{i}.npy", "input", case_id),
+                        item.get("Desc", item) if isinstance(item, Mapping) else item,
+                        f"{case_id}/{name}_{i}.npy",
+                        f"{name}[{i}]",
+                    )
+                    for i, item in enumerate(desc[name])
+                ]
+                continue
             relative = f"{case_id}/{name}.npy"
             # A strided output's initial buffer travels as an input (the backend contract).
             initial = (
@@ -191,6 +204,14 @@ def run_vectors(
     return results
 
 
+def _item(label: str) -> tuple[str, int | None]:
+    """'OutputTensors[1]' -> ('OutputTensors', 1); 'OutputTensor' -> ('OutputTensor', None)."""
+    field, bracket, rest = label.partition("[")
+    if bracket and rest.endswith("]") and rest[:-1].isdigit():
+        return field, int(rest[:-1])
+    return label, None
+
+
 @dataclass(frozen=True)
 class _Expected:
     rules: dict[str, Any]
@@ -205,7 +226,10 @@ def _expected(
     checked = {}
     for name, rules in outputs.items():
         at = f"{where}/outputs/{name}"
-        tensor = desc.get(name)
+        field, index = _item(name)
+        tensor = desc.get(field)
+        if index is not None:  # an item of a tensor-array output, "OutputTensors[1]"
+            tensor = tensor[index] if isinstance(tensor, list) and index < len(tensor) else None
         if not isinstance(tensor, Mapping):
             raise VectorsError(f"{at}: {quote(name)} is no tensor of the desc")
         tensor = tensor.get("Desc", tensor)
@@ -277,9 +301,15 @@ def _run_one(
         return VectorResult(entry["id"], "failed", f"run() returned {type(outputs).__name__}")
     for name, checked in expected_outputs.items():
         rules, expected = checked.rules, checked.array
-        if name not in outputs:
-            return VectorResult(entry["id"], "failed", f"no output {name}")
-        actual = np.asarray(outputs[name])
+        field, index = _item(name)
+        if field not in outputs:
+            return VectorResult(entry["id"], "failed", f"no output {field}")
+        returned = outputs[field]
+        if index is not None:
+            if not isinstance(returned, list | tuple) or len(returned) <= index:
+                return VectorResult(entry["id"], "failed", f"{field} is no list with {name}")
+            returned = returned[index]
+        actual = np.asarray(returned)
         if actual.dtype != expected.dtype or actual.shape != expected.shape:
             return VectorResult(
                 entry["id"],
