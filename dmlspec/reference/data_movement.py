@@ -14,41 +14,19 @@ formula gives raises InvalidOperator.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidOperator
-from .fields import Fields, float_parameter
+from .fields import Fields, Inputs, Operator, Outputs, float_parameter, right_aligned
 from .tensors import WriteLog, position
 
 __all__ = ["DATA_MOVEMENT", "UNDEFINED_NOTES"]
 
-Inputs = Mapping[str, Any]
-Outputs = dict[str, Any]
-Operator = Callable[[Fields, Inputs, dict[str, WriteLog]], Outputs]
-
 
 # ---- shapes --------------------------------------------------------------------------------
-
-
-def _core(shape: Sequence[int]) -> tuple[int, ...]:
-    """A shape without its leading 1s (DirectML right-aligns sizes)."""
-    shape = tuple(shape)
-    while shape and shape[0] == 1:
-        shape = shape[1:]
-    return shape
-
-
-def right_aligned(array: np.ndarray, sizes: Sequence[int], f: Fields, field: str) -> np.ndarray:
-    """`array` shaped as `sizes`, where the two differ only in leading 1s."""
-    if _core(array.shape) != _core(sizes):
-        raise InvalidOperator(
-            f"{field}.Sizes in {f.spec.name} must be {list(array.shape)} (leading 1s aside), "
-            f"as the page's formula gives; got {list(sizes)}"
-        )
-    return array.reshape(tuple(sizes))
 
 
 def trailing(array: np.ndarray, count: int, f: Fields, field: str, count_field: str) -> np.ndarray:
@@ -90,8 +68,8 @@ def gather(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """GATHER: output[...] = input[..., indices[...], ...]; OutputTensor.Sizes are
     {InputTensor.Sizes[0..Axis], the IndexDimensions trailing IndicesTensor.Sizes,
     InputTensor.Sizes[Axis+1..]}, right-aligned."""
-    data, axis = _values(x, "InputTensor"), f.integer("Axis")
-    k = f.integer("IndexDimensions")
+    data = _values(x, "InputTensor")
+    axis, k = f.axis(data.ndim), f.integer("IndexDimensions")
     indices = trailing(_values(x, "IndicesTensor"), k, f, "IndicesTensor", "IndexDimensions")
     shape = data.shape[:axis] + indices.shape + data.shape[axis + 1 :]
     output = np.zeros(shape, dtype=data.dtype)
@@ -104,7 +82,8 @@ def gather(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
 
 def gather_elements(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """GATHER_ELEMENTS: output[i, j, k, ...] = input[i, index[i, j, k, ...], k, ...] (axis 1)."""
-    data, indices, axis = _values(x, "InputTensor"), _values(x, "IndicesTensor"), f.integer("Axis")
+    data, indices = _values(x, "InputTensor"), _values(x, "IndicesTensor")
+    axis = f.axis(data.ndim)
     output = np.zeros(indices.shape, dtype=data.dtype)
     for c in np.ndindex(*indices.shape):
         i = position(indices[c], data.shape[axis])
@@ -286,7 +265,7 @@ def tile(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
         raise InvalidOperator("TILE's InputTensor and OutputTensor must have one DimensionCount")
     sources = [
         np.arange(size, dtype=np.int64) % max(n, 1)
-        for n, size in zip(data.shape, sizes, strict=False)
+        for n, size in zip(data.shape, sizes, strict=True)
     ]
     return {"OutputTensor": _take(data, sources, 0)}
 
@@ -297,11 +276,10 @@ def tile(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
 def join(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """JOIN: the inputs, in order, one after another along Axis."""
     parts = [np.asarray(a) for a in x.get("InputTensors", [])]
-    axis, sizes = f.integer("Axis"), f.sizes("OutputTensor")
-    if not parts or any(p.ndim != len(sizes) for p in parts) or not 0 <= axis < len(sizes):
-        raise InvalidOperator(
-            "JOIN needs InputTensors of OutputTensor's DimensionCount and an Axis below it"
-        )
+    sizes = f.sizes("OutputTensor")
+    axis = f.axis(len(sizes))
+    if not parts or any(p.ndim != len(sizes) for p in parts):
+        raise InvalidOperator("JOIN needs InputTensors of OutputTensor's DimensionCount")
     expected = list(sizes)
     expected[axis] = sum(p.shape[axis] for p in parts)
     if any(p.shape[:axis] + p.shape[axis + 1 :] != sizes[:axis] + sizes[axis + 1 :] for p in parts):
@@ -319,12 +297,10 @@ def join(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
 
 def split(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """SPLIT: consecutive pieces of the input along Axis, in order."""
-    data, axis = _values(x, "InputTensor"), f.integer("Axis")
-    pieces = f.array_sizes("OutputTensors")
-    if not pieces or not 0 <= axis < data.ndim or any(len(p) != data.ndim for p in pieces):
-        raise InvalidOperator(
-            "SPLIT needs OutputTensors of InputTensor's DimensionCount and an Axis below it"
-        )
+    data = _values(x, "InputTensor")
+    axis, pieces = f.axis(data.ndim), f.array_sizes("OutputTensors")
+    if not pieces or any(len(p) != data.ndim for p in pieces):
+        raise InvalidOperator("SPLIT needs OutputTensors of InputTensor's DimensionCount")
     rest = data.shape[:axis] + data.shape[axis + 1 :]
     if (
         any(p[:axis] + p[axis + 1 :] != rest for p in pieces)
@@ -414,8 +390,7 @@ def _one_per_sequence(
     array: np.ndarray, sizes: Sequence[int], axis: int, f: Fields, field: str
 ) -> None:
     expected = list(sizes)
-    if 0 <= axis < len(expected):
-        expected[axis] = 1
+    expected[axis] = 1
     if list(array.shape) != expected:
         raise InvalidOperator(
             f"{field}.Sizes in {f.spec.name} must be {expected} (1 along Axis {axis}); "
@@ -431,7 +406,8 @@ def one_hot(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     the number of elements") or before its start (negative beyond -size) sets every element
     to OffValue; negative indices of a signed type count from the end."""
     indices, values = _values(x, "IndicesTensor"), _values(x, "ValuesTensor").reshape(-1)
-    sizes, dtype, axis = f.sizes("OutputTensor"), f.dtype("OutputTensor"), f.integer("Axis")
+    sizes, dtype = f.sizes("OutputTensor"), f.dtype("OutputTensor")
+    axis = f.axis(len(sizes))
     _one_per_sequence(indices, sizes, axis, f, "IndicesTensor")
     if values.size < 2:
         raise InvalidOperator("ONE_HOT's ValuesTensor must hold at least two elements")
@@ -448,11 +424,8 @@ def reverse_subsequences(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outp
     reversed, the rest copied; "If the length of a subsequence exceeds the maximum number of
     elements along that axis, then this operator behaves as if the value were clamped to the
     maximum"."""
-    data, lengths, axis = (
-        _values(x, "InputTensor"),
-        _values(x, "SequenceLengthsTensor"),
-        f.integer("Axis"),
-    )
+    data, lengths = _values(x, "InputTensor"), _values(x, "SequenceLengthsTensor")
+    axis = f.axis(data.ndim)
     _one_per_sequence(lengths, data.shape, axis, f, "SequenceLengthsTensor")
     output = np.empty(data.shape, dtype=f.dtype("OutputTensor"))
     for c in np.ndindex(*data.shape):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -17,9 +17,20 @@ import numpy as np
 
 from ..errors import InvalidOperator
 from ..model import Catalog, OperatorSpec
-from .tensors import numpy_dtype, tensor_desc
+from .tensors import WriteLog, numpy_dtype, tensor_desc
 
-__all__ = ["Fields", "catalog", "float_parameter", "scalar_union", "wrap"]
+__all__ = [
+    "Fields",
+    "Inputs",
+    "Operator",
+    "Outputs",
+    "catalog",
+    "exact_sizes",
+    "float_parameter",
+    "right_aligned",
+    "scalar_union",
+    "wrap",
+]
 
 
 @cache
@@ -140,6 +151,15 @@ class Fields:
         limits = {"INT32_MIN": -(2**31), "INT32_MAX": 2**31 - 1, "UINT32_MAX": 2**32 - 1}
         return limits[value] if isinstance(value, str) and value in limits else int(value)
 
+    def axis(self, rank: int, name: str = "Axis") -> int:
+        """An axis field, which must name one of a tensor's `rank` dimensions."""
+        value = self.integer(name)
+        if not 0 <= value < rank:
+            raise InvalidOperator(
+                f"{name} in {self.spec.name} must lie in [0, {rank}); got {value}"
+            )
+        return value
+
     def integers(self, name: str, length: int | None = None) -> tuple[int, ...]:
         """A UINT or INT array, as a list or as a page prints it ("{0, 2}"); `length`: the
         count it must have (its DimensionCount)."""
@@ -192,3 +212,41 @@ class Fields:
     def scalar(self, name: str, data_type_field: str) -> Any:
         """A DML_SCALAR_UNION field read through its data-type field."""
         return scalar_union(self.raw(name), str(self.raw(data_type_field)))
+
+
+# ---- operators and their shapes ------------------------------------------------------------
+
+# The inputs of a family operator (logical arrays; lists for tensor arrays), its outputs, and
+# the operator: a function of its desc, its inputs and the log of its writes (for cells
+# written more than once).
+Inputs = Mapping[str, Any]
+Outputs = dict[str, Any]
+Operator = Callable[[Fields, Inputs, dict[str, WriteLog]], Outputs]
+
+
+def _core(shape: Sequence[int]) -> tuple[int, ...]:
+    """A shape without its leading 1s (DirectML right-aligns sizes)."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def right_aligned(array: np.ndarray, sizes: Sequence[int], f: Fields, field: str) -> np.ndarray:
+    """`array` shaped as `sizes`, where the two differ only in leading 1s."""
+    if _core(array.shape) != _core(sizes):
+        raise InvalidOperator(
+            f"{field}.Sizes in {f.spec.name} must be {list(array.shape)} (leading 1s aside), "
+            f"as the page's formula gives; got {list(sizes)}"
+        )
+    return array.reshape(tuple(sizes))
+
+
+def exact_sizes(array: np.ndarray, f: Fields, field: str) -> np.ndarray:
+    """`array`, which must have the field's Sizes."""
+    if array.shape != f.sizes(field):
+        raise InvalidOperator(
+            f"{field}.Sizes in {f.spec.name} must be {list(array.shape)}; "
+            f"got {list(f.sizes(field))}"
+        )
+    return array

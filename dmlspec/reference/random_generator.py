@@ -16,16 +16,15 @@ unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidOperator
-from .fields import Fields
+from .fields import Fields, Inputs, Outputs, right_aligned
 from .tensors import WriteLog
 
-__all__ = ["philox4x32_10", "random_generator"]
+__all__ = ["UNDEFINED_NOTES", "philox4x32_10", "random_generator"]
 
 # The paper's constants for Philox4x32: the round multipliers and the Weyl key increments.
 PHILOX_M4x32_0 = 0xD2511F53
@@ -71,7 +70,7 @@ def _counters(counter: int, blocks: int) -> np.ndarray:
     return np.stack(words, axis=1)
 
 
-def random_generator(f: Fields, x: Mapping[str, Any], log: dict[str, WriteLog]) -> dict[str, Any]:
+def random_generator(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """RANDOM_GENERATOR: OutputTensor's pseudo-random bits and, when the desc gives
     OutputStateTensor, the state with its counter advanced by ceil(outputSize / 4)."""
     if f.enum("Type") != "PHILOX_4X32_10":
@@ -92,7 +91,18 @@ def random_generator(f: Fields, x: Mapping[str, Any], log: dict[str, WriteLog]) 
     if f.present("OutputStateTensor"):
         advanced = (counter + blocks) % (1 << 128)
         new_state = np.array([*_words(advanced, 4), state[4], state[5]], dtype=np.uint64)
-        outputs["OutputStateTensor"] = new_state.reshape(f.sizes("OutputStateTensor")).astype(
-            f.dtype("OutputStateTensor")
-        )
+        new_state = new_state.astype(f.dtype("OutputStateTensor"))
+        sizes = f.sizes("OutputStateTensor")
+        outputs["OutputStateTensor"] = right_aligned(new_state, sizes, f, "OutputStateTensor")
     return outputs
+
+
+UNDEFINED_NOTES = {
+    "RANDOM_GENERATOR": (
+        "The page does not say in which order the state's four counter words make the 128-bit "
+        "counter, nor how the four words of a Philox block fill the output; the reference reads "
+        "element 0 as the least significant word (Random123's ctr.v[0]) and element 4 as key "
+        "word 0, and writes block j's words v[0..3] to output elements 4j..4j+3, row-major. "
+        "The remark's example counters are swapped (the second is the first minus 324,855)."
+    ),
+}

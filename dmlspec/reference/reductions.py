@@ -4,7 +4,7 @@ NONZERO_COORDINATES.
 
 Numbers: float tensors are computed in float64 (sums exactly, with math.fsum) and rounded
 once to the output type; integer tensors exactly, on Python integers, then wrapped to the
-output width (two's complement): "integer SUM and MULTIPLY wrap". A float result written into
+output width (two's complement), the pages giving no overflow rule. A float result written into
 an integer tensor (a desc no support table allows) goes toward zero, saturating, NaN -> 0.
 
 NaN and signed zeros, where the pages are silent (`UNDEFINED_NOTES`), follow one rule: NaN
@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidOperator
-from .data_movement import Inputs, Operator, Outputs, right_aligned
-from .fields import Fields, wrap
+from .fields import Fields, Inputs, Operator, Outputs, exact_sizes, right_aligned, wrap
 from .tensors import WriteLog
 
 __all__ = ["REDUCTIONS", "UNDEFINED_NOTES"]
@@ -182,16 +181,6 @@ def _reduce(f: Fields, x: Inputs, function: str, direction: str) -> Outputs:
     return {"OutputTensor": exact_sizes(output.reshape(shape), f, "OutputTensor")}
 
 
-def exact_sizes(array: np.ndarray, f: Fields, field: str) -> np.ndarray:
-    """`array`, which must have the field's Sizes."""
-    if array.shape != f.sizes(field):
-        raise InvalidOperator(
-            f"{field}.Sizes in {f.spec.name} must be {list(array.shape)}; "
-            f"got {list(f.sizes(field))}"
-        )
-    return array
-
-
 def reduce(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """REDUCE: each output element is Function over the elements of the reduced Axes.
     ARGMIN/ARGMAX equal the ARGMIN/ARGMAX operators with DML_AXIS_DIRECTION_INCREASING."""
@@ -218,9 +207,8 @@ def _top_k(f: Fields, x: Inputs, largest: bool) -> Outputs:
     ordered by ascending element index ... irrespective of the value of AxisDirection".
     NaN ranks above every number; -0 ties with +0. If K exceeds the sequence (the page
     requires it not to), the positions past it hold 0."""
-    data, axis, k = np.asarray(x["InputTensor"]), f.integer("Axis"), f.integer("K")
-    if not 0 <= axis < data.ndim:
-        raise InvalidOperator(f"Axis in {f.spec.name} must be below {data.ndim}; got {axis}")
+    data = np.asarray(x["InputTensor"])
+    axis, k = f.axis(data.ndim), f.integer("K")
     sequences = np.moveaxis(data, axis, -1)
     values = np.zeros((*sequences.shape[:-1], k), dtype=f.dtype("OutputValueTensor"))
     indices = np.zeros((*sequences.shape[:-1], k), dtype=f.dtype("OutputIndexTensor"))
@@ -263,9 +251,8 @@ def _scan(f: Fields, x: Inputs, exclusive_field: str, multiply: bool) -> Outputs
     of the current element is excluded"), output k is x1 (op) ... (op) x(k-1), and the first
     is the identity (+0 or 1). Floats run in float64 and each output is rounded once;
     integers run exactly (modulo 2^64, which the output's wrap does not see) and wrap."""
-    data, axis = np.asarray(x["InputTensor"]), f.integer("Axis")
-    if not 0 <= axis < data.ndim:
-        raise InvalidOperator(f"Axis in {f.spec.name} must be below {data.ndim}; got {axis}")
+    data = np.asarray(x["InputTensor"])
+    axis = f.axis(data.ndim)
     dtype = f.dtype("OutputTensor")
     exclusive = f.flag(exclusive_field)
     reverse = f.enum("AxisDirection") == "DECREASING"
@@ -351,7 +338,10 @@ REDUCTIONS: dict[str, Operator] = {
 _NAN_EXTREMES = (
     "NaN: the pages define MIN/MAX and ARGMIN/ARGMAX by comparisons, undefined for NaN; the "
     "reference propagates NaN (MIN/MAX give the first NaN; ARGMIN/ARGMAX point at the first "
-    "NaN in AxisDirection's order). -0 and +0 tie for ARGMIN/ARGMAX; MIN gives -0, MAX +0."
+    "NaN in AxisDirection's order). -0 and +0 tie for ARGMIN/ARGMAX; MIN gives -0, MAX +0. "
+    "An index over several axes is row-major over the reduced axes in increasing dimension "
+    "order, whatever order Axes lists them in (the page: 'each output index is with respect "
+    "to the provided input axes'; its all-axes example gives 4 for {1, 1} of a 3x3 input)."
 )
 
 UNDEFINED_NOTES: dict[str, str] = {
@@ -366,5 +356,8 @@ UNDEFINED_NOTES: dict[str, str] = {
     "CUMULATIVE_SUMMATION": "Integer overflow: the reference wraps. The exclusive first "
     "output is +0; the inclusive first output is the element itself (-0 stays -0).",
     "CUMULATIVE_PRODUCT": "Integer overflow: the reference wraps. The exclusive first output is 1.",
-    "NONZERO_COORDINATES": "Rows past OutputCount are undefined; the reference writes 0.",
+    "NONZERO_COORDINATES": "Rows past OutputCount are undefined; the reference writes 0. NaN "
+    "is not zero (the page names only the two zeros as zero). With N above the input's "
+    "DimensionCount rows start with 0s; with N below its effective rank (invalid) a row keeps "
+    "the last N coordinates; coordinates past M rows are dropped.",
 }
