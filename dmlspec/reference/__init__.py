@@ -5,12 +5,21 @@ table. `run` follows the backend contract; `run_recording` also returns, for eve
 written more than once, the values written there (any of them is a correct result: the docs
 leave overlapping writes undefined).
 
+Families: `element_wise` (ELEMENT_WISE_*, ACTIVATION_*, CAST), `data_movement` (gathers, slices,
+padding, tile, join/split, space/depth, one-hot, generators), `reductions` (REDUCE, ARGMIN/ARGMAX,
+TOP_K, scans, NONZERO_COORDINATES) and `random_generator` (Philox 4x32-10); SCATTER_ND,
+SCATTER_ELEMENTS, GATHER_ND and FILL_VALUE_SEQUENCE each have a module of their own. Which
+fields are outputs is the spec's word (their kinds), read from the loaded catalog.
+
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
-its dimension writes nothing (scatter) or reads zero (gather).
+its dimension writes nothing (scatter) or reads zero (gather); each family module lists its
+choices in UNDEFINED_NOTES.
 
 Strided tensors (descs with Strides) travel as 1-D buffers: inputs are read through their
 logical views (`layout.logical_view`, NumPy's as_strided), and a strided output's initial
-buffer, given in `inputs` under its field name, comes back with only its view written.
+buffer, given in `inputs` under its field name, comes back with only its view written. A
+tensor-array field (JOIN's InputTensors, SPLIT's OutputTensors) is a list, each strided item
+handled so (a strided output item's initial buffer at its place in a list under the field).
 Recorded collisions count cells of the logical output, row-major.
 """
 
@@ -22,21 +31,28 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported
+from .data_movement import DATA_MOVEMENT
 from .element_wise import ELEMENT_WISE_OPERATORS, element_wise
+from .fields import Fields, catalog
 from .fill_value_sequence import fill_value_sequence
 from .gather_nd import gather_nd
 from .layout import is_strided, logical_view, with_view_written
+from .random_generator import random_generator
+from .reductions import REDUCTIONS
 from .scatter_elements import scatter_elements
 from .scatter_nd import scatter_nd
 from .tensors import WriteLog, Writes, collisions, numpy_dtype, tensor_desc
 
-__all__ = ["REFERENCE_OPERATORS", "Writes", "run", "run_recording"]
+__all__ = ["REFERENCE_OPERATORS", "Writes", "output_fields", "run", "run_recording"]
 
 _ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
+# The table-driven families: operator -> function of (fields, logical inputs, write log).
+_FAMILIES = {**DATA_MOVEMENT, **REDUCTIONS, "RANDOM_GENERATOR": random_generator}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = (
     frozenset({"FILL_VALUE_SEQUENCE", "GATHER_ND", "SCATTER_ELEMENTS", "SCATTER_ND"})
     | ELEMENT_WISE_OPERATORS
+    | frozenset(_FAMILIES)
 )
 
 
@@ -45,30 +61,90 @@ def _short_type(operator: Mapping[str, Any]) -> str:
     return _ALIASES.get(name, name)
 
 
+def output_fields(name: str, desc: Mapping[str, Any]) -> tuple[str, ...]:
+    """The output tensor fields of an operator that the desc gives, in struct order: the
+    spec's `output_tensor` and `output_tensor_array` fields (an optional one the desc leaves
+    out or sets to null is not an output)."""
+    spec = catalog().operator(name)
+    return tuple(f.name for f in spec.fields if f.is_output and desc.get(f.name) is not None)
+
+
+def _logical_inputs(
+    desc: Mapping[str, Any], given: Mapping[str, Any], outputs: tuple[str, ...]
+) -> dict[str, Any]:
+    """The inputs as logical arrays: a strided tensor's buffer through its view; a tensor
+    array as a list, each item likewise."""
+    logical: dict[str, Any] = {}
+    for field, value in given.items():
+        if field in outputs:
+            continue
+        raw = desc.get(field)
+        if isinstance(raw, list):
+            items = list(value)
+            if len(items) != len(raw):
+                raise ValueError(f"{field} holds {len(raw)} tensors in the desc; got {len(items)}")
+            logical[field] = [
+                logical_view(np.asarray(item), d) if is_strided(d) else np.asarray(item)
+                for item, d in zip(items, raw, strict=True)
+            ]
+        elif raw is not None and is_strided(raw):
+            logical[field] = logical_view(np.asarray(value), raw)
+        else:
+            logical[field] = value
+    return logical
+
+
+def _written(field: str, desc: Mapping[str, Any], given: Mapping[str, Any], result: Any) -> Any:
+    """An output as the contract returns it: a strided one as its initial buffer (given in the
+    inputs under its field name) with only its view written; a tensor array item by item."""
+    raw = desc[field]
+    if isinstance(raw, list):
+        if not any(is_strided(d) for d in raw):
+            return result
+        if field not in given or len(given[field]) != len(raw):
+            raise ValueError(
+                f"{field} has strided tensors: their initial buffers must be in inputs, one "
+                "entry per tensor of the array"
+            )
+        return [
+            with_view_written(np.asarray(buffer), d, item) if is_strided(d) else item
+            for buffer, d, item in zip(given[field], raw, result, strict=True)
+        ]
+    if not is_strided(raw):
+        return result
+    if field not in given:
+        raise ValueError(f"{field} has Strides: its initial buffer must be in inputs")
+    return with_view_written(np.asarray(given[field]), raw, result)
+
+
 def run_recording(
     operator: Mapping[str, Any], inputs: Mapping[str, Any]
-) -> tuple[dict[str, np.ndarray], dict[str, Writes]]:
+) -> tuple[dict[str, Any], dict[str, Writes]]:
     """Outputs by field name, and the cells written more than once with their values."""
     desc = operator["desc"]
     name = _short_type(operator)
-    writes: WriteLog = []
+    if name not in REFERENCE_OPERATORS:
+        raise Unsupported(f"the NumPy reference has no {operator.get('type')!r}")
     given = inputs
-    outputs = _output_fields(name, desc)
-    inputs = {
-        field: logical_view(np.asarray(array), desc[field]) if is_strided(desc[field]) else array
-        for field, array in given.items()
-        if field not in outputs
-    }
+    outputs = output_fields(name, desc)
+    inputs = _logical_inputs(desc, given, outputs)
+    log: dict[str, WriteLog] = {}
+    with np.errstate(all="ignore"):
+        results = _compute(name, desc, inputs, log)
+    written = {field: _written(field, desc, given, results[field]) for field in outputs}
+    repeated = {field: found for field, writes in log.items() if (found := collisions(writes))}
+    return written, repeated
+
+
+def _compute(
+    name: str, desc: Mapping[str, Any], inputs: Mapping[str, Any], log: dict[str, WriteLog]
+) -> dict[str, Any]:
+    """Every output of the operator, as logical arrays (lists for tensor arrays)."""
     if name in ELEMENT_WISE_OPERATORS:
-        results = element_wise(name, desc, {k: np.asarray(v) for k, v in inputs.items()})
-        for field in outputs:
-            if is_strided(desc[field]):
-                if field not in given:
-                    raise ValueError(f"{field} has Strides: its initial buffer must be in inputs")
-                results[field] = with_view_written(
-                    np.asarray(given[field]), desc[field], results[field]
-                )
-        return results, {}
+        return element_wise(name, desc, {k: np.asarray(v) for k, v in inputs.items()})
+    if name in _FAMILIES:
+        return _FAMILIES[name](Fields(catalog().operator(name), desc), inputs, log)
+    writes = log.setdefault("OutputTensor", [])
     if name == "SCATTER_ND":
         output = scatter_nd(
             np.asarray(inputs["InputTensor"]),
@@ -94,28 +170,15 @@ def run_recording(
             desc["Axis"],
             writes,
         )
-    elif name == "FILL_VALUE_SEQUENCE":
+    else:  # FILL_VALUE_SEQUENCE
         out = tensor_desc(desc["OutputTensor"])
         output = fill_value_sequence(
             out["Sizes"], numpy_dtype(out["DataType"]), desc["ValueStart"], desc["ValueDelta"]
         )
-    else:
-        raise Unsupported(f"the NumPy reference has no {operator.get('type')!r}")
-    if is_strided(desc["OutputTensor"]):
-        if "OutputTensor" not in given:
-            raise ValueError("OutputTensor has Strides: its initial buffer must be in inputs")
-        output = with_view_written(np.asarray(given["OutputTensor"]), desc["OutputTensor"], output)
-    repeated = collisions(writes)
-    return {"OutputTensor": output}, {"OutputTensor": repeated} if repeated else {}
+    return {"OutputTensor": output}
 
 
-def _output_fields(name: str, desc: Mapping[str, Any]) -> tuple[str, ...]:
-    """The output tensor fields of an operator: OutputTensor, or a *_GRAD's OutputGradientTensor."""
-    if name in ELEMENT_WISE_OPERATORS and "OutputGradientTensor" in desc:
-        return ("OutputGradientTensor",)
-    return ("OutputTensor",)
-
-
-def run(operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """The backend contract: operator JSON and inputs by field name -> outputs by field name."""
+def run(operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The backend contract: operator JSON and inputs by field name -> outputs by field name
+    (a tensor-array output as a list of arrays)."""
     return run_recording(operator, inputs)[0]

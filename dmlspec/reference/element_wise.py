@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported
+from .fields import scalar_union
 from .tensors import numpy_dtype, tensor_desc
 
 __all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise"]
@@ -75,50 +76,11 @@ class _Params:
         return tuple(sorted(int(v) for v in value))
 
     def scalar(self, field: str) -> float | int:
-        """A DML_SCALAR_UNION read as MinMaxDataType says (CLIP1, CLIP_GRAD1).
-
-        The union has no FLOAT16 member: a FLOAT16 bound comes as a number (or the only member
-        given, or Bytes) and is rounded to float16."""
-        data_type = str(self.raw("MinMaxDataType")).removeprefix("DML_TENSOR_DATA_TYPE_")
-        dtype = numpy_dtype(data_type)
-        value = self.raw(field)
-        if isinstance(value, Mapping):
-            member = _UNION_MEMBERS.get(data_type, "")
-            if member in value:
-                value = value[member]
-            elif "Bytes" in value:
-                raw = bytes(int(b) for b in value["Bytes"])[: dtype.itemsize]
-                value = np.frombuffer(raw, dtype=dtype)[0].item()
-            elif len(value) == 1:
-                value = next(iter(value.values()))
-            else:
-                raise ValueError(
-                    f"{field} in {self.operator} must hold the {member or data_type} member "
-                    f"named by MinMaxDataType; got {sorted(value)}."
-                )
-        if dtype.kind == "f":
-            return float(dtype.type(value))
-        # The union member of an integer type holds the value's low bits (a C conversion: how
-        # DxDispatch stores a JSON number into it); a fraction is dropped first.
-        bits = dtype.itemsize * 8
-        wrapped: int = math.trunc(value) % (1 << bits)
-        if dtype.kind == "i" and wrapped >= 1 << (bits - 1):
-            wrapped -= 1 << bits
-        return wrapped
-
-
-_UNION_MEMBERS = {
-    "INT8": "Int8",
-    "UINT8": "UInt8",
-    "INT16": "Int16",
-    "UINT16": "UInt16",
-    "INT32": "Int32",
-    "UINT32": "UInt32",
-    "INT64": "Int64",
-    "UINT64": "UInt64",
-    "FLOAT32": "Float32",
-    "FLOAT64": "Float64",
-}
+        """A DML_SCALAR_UNION read as MinMaxDataType says (CLIP1, CLIP_GRAD1): an integer
+        member holds the value's low bits, a float member rounds (`fields.scalar_union`)."""
+        data_type = str(self.raw("MinMaxDataType"))
+        value: float | int = scalar_union(self.raw(field), data_type).item()
+        return value
 
 
 # ---- number conversions ------------------------------------------------------------------
