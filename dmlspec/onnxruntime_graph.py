@@ -8,7 +8,7 @@ are cached by the graph's structure (the nodes, their attributes, the inputs' ty
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -17,7 +17,18 @@ import numpy as np
 
 from .errors import Unsupported
 
-__all__ = ["ONNX_TYPES", "OPSET", "Body", "Graph", "bit_type"]
+__all__ = [
+    "ONNX_TYPES",
+    "OPSET",
+    "Body",
+    "Builder",
+    "Call",
+    "Graph",
+    "bit_type",
+    "carried",
+    "held_like",
+    "run_operator",
+]
 
 OPSET = 18
 
@@ -218,3 +229,118 @@ def _session(key: tuple[Any, ...]) -> Any:
     return onnxruntime.InferenceSession(
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
+
+
+# ---- operators with fields: what the data-movement and reduction modules build ------------
+
+
+@dataclass
+class Call:
+    """One operator being built: its desc, its packed inputs (logical arrays; a list of them for
+    a tensor array) and the graph."""
+
+    g: Graph
+    desc: Mapping[str, Any]
+    inputs: Mapping[str, Any]
+
+    def tensor(self, field: str, item: int | None = None) -> Mapping[str, Any]:
+        raw = self.desc[field] if item is None else self.desc[field][item]
+        return raw.get("Desc", raw)  # type: ignore[no-any-return]
+
+    def sizes(self, field: str) -> list[int]:
+        return [int(s) for s in self.tensor(field)["Sizes"]]
+
+    def dtype(self, field: str) -> np.dtype[Any]:
+        return _dtype_of(self.tensor(field))
+
+    def given(self, field: str) -> bool:
+        return self.inputs.get(field) is not None
+
+    def array(self, field: str) -> np.ndarray:
+        if not self.given(field):
+            raise ValueError(f"the input {field} is missing")
+        return np.asarray(self.inputs[field])
+
+    def feed(self, field: str, types: frozenset[str] | None = None) -> str:
+        """The input `field`, carried in a type of `types` (None: any) where it can be moved
+        exactly (see `carried`)."""
+        return carried(self.g, self.array(field), types)
+
+    def enum(self, field: str, prefix: str, default: str | None = None) -> str:
+        value = self.desc.get(field, default)
+        if value is None:
+            raise ValueError(f"the field {field} is missing")
+        return str(value).removeprefix(prefix)
+
+    def flag(self, field: str) -> bool:
+        """A BOOL field (true/false, 0/1 or the pages' TRUE/FALSE)."""
+        value = self.desc.get(field, False)
+        return value.upper() == "TRUE" if isinstance(value, str) else bool(value)
+
+
+# A builder maps an operator's fields to graph values: one per output field, a list of them for
+# an output tensor array.
+Builder = Callable[[Call], Mapping[str, "str | Sequence[str]"]]
+
+
+def carried(g: Graph, array: np.ndarray, types: frozenset[str] | None) -> str:
+    """`array` fed to the graph for an operator that moves data without reading it: as it is
+    where `types` (None: any) hold its type, else as its encoding (floats as the unsigned type
+    of their width), widened to int64 where that is what `types` hold (exact, uint64 wrapping
+    there and back)."""
+    if types is None or array.dtype.name in types:
+        return g.feed(array)
+    if array.dtype.kind == "f":
+        array = np.ascontiguousarray(array).view(bit_type(array.dtype))
+    value = g.feed(array)
+    if array.dtype.name in types:
+        return value
+    if "int64" in types:
+        return g.cast(value, np.int64)
+    raise Unsupported(f"no onnxruntime type carries {array.dtype.name} here")
+
+
+def held_like(g: Graph, value: np.ndarray, like: str) -> str:
+    """A scalar of an output's type (a padding or fill value) fed as `like` carries it."""
+    target = g.dtype(like)
+    if value.dtype.kind == "f" and target.kind != "f":
+        value = value.view(bit_type(value.dtype))
+    return g.feed(value.astype(target))
+
+
+def run_operator(
+    build: Builder, desc: Mapping[str, Any], inputs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Builds the operator's graph, runs it once and returns each output field shaped as its
+    Sizes with its DataType (a list of arrays for a tensor array)."""
+    call = Call(Graph(), desc, inputs)
+    g = call.g
+    values = build(call)
+    names: list[str] = []
+    ranks: list[int] = []
+    plan: list[tuple[str, int | None, np.dtype[Any]]] = []
+    for field, value in values.items():
+        many = not isinstance(value, str)
+        items: list[str] = [value] if isinstance(value, str) else list(value)
+        for index, item in enumerate(items):
+            position = index if many else None
+            sizes = [int(s) for s in call.tensor(field, position)["Sizes"]]
+            dtype = _dtype_of(call.tensor(field, position))
+            carrier = bit_type(dtype) if dtype.kind == "f" and g.dtype(item).kind != "f" else dtype
+            names.append(g.reshape(g.cast(item, carrier), sizes))
+            ranks.append(len(sizes))
+            plan.append((field, position, dtype))
+    results: dict[str, Any] = {}
+    for (field, position, dtype), array in zip(plan, g.run_all(names, ranks), strict=True):
+        array = array.view(dtype) if array.dtype != dtype else array
+        if position is None:
+            results[field] = array
+        else:
+            results.setdefault(field, []).append(array)
+    return results
+
+
+def _dtype_of(tensor: Mapping[str, Any]) -> np.dtype[Any]:
+    from .reference.tensors import numpy_dtype
+
+    return numpy_dtype(str(tensor["DataType"]))
