@@ -14,6 +14,9 @@ How the graphs compute:
   order, and flattened; the index is the row-major position within them.
 - Ties: TopK puts the lower index first whether largest or smallest (the TOP_K pages' rule);
   ArgMin/ArgMax's select_last_index gives AxisDirection's first or last index.
+- Integer sums and products: onnxruntime's integer Reduce* accumulate in double and saturate,
+  so the reduced axes are flattened and summed with CumSum (keeping the last element) or
+  multiplied with a Scan, both exact in int64.
 - CUMULATIVE_PRODUCT has no ONNX operator: a Scan multiplies along the axis, in order.
 """
 
@@ -89,19 +92,25 @@ def _direction(c: Call, default: str) -> str:
 # ---- reductions --------------------------------------------------------------------------
 
 
+def _flattened(g: Graph, x: str, shape: list[int], axes: list[int]) -> tuple[str, list[int]]:
+    """x with the reduced axes moved last, in increasing order, and flattened into one, and its
+    shape: a row-major position within the reduced axes indexes the last axis."""
+    kept = [d for d in range(len(shape)) if d not in axes]
+    if kept + axes != list(range(len(shape))):
+        x = g.op("Transpose", x, perm=kept + axes)
+    flat = [shape[d] for d in kept] + [int(np.prod([shape[d] for d in axes], dtype=np.int64))]
+    return g.reshape(x, flat), flat
+
+
 def _arg(c: Call, op_type: str, last: bool) -> str:
     """The row-major index, within the reduced axes, of the first (or last) extreme."""
     g = c.g
     array = c.array("InputTensor")
-    shape, axes = list(array.shape), _axes(c)
     x, _ = _ordered(g, array, ARG_TYPES)
-    kept = [d for d in range(len(shape)) if d not in axes]
-    if kept + axes != list(range(len(shape))):
-        x = g.op("Transpose", x, perm=kept + axes)
-    reduced = int(np.prod([shape[d] for d in axes], dtype=np.int64))
-    flat = g.reshape(x, [shape[d] for d in kept] + [reduced])
+    flat, shape = _flattened(g, x, list(array.shape), _axes(c))
+    last_axis = len(shape) - 1
     return g.op(
-        op_type, flat, dtype=np.int64, axis=len(kept), keepdims=0, select_last_index=int(last)
+        op_type, flat, dtype=np.int64, axis=last_axis, keepdims=0, select_last_index=int(last)
     )
 
 
@@ -125,15 +134,29 @@ def _reduce(c: Call) -> dict[str, str]:
         raise Unsupported(f"REDUCE {function} of {array.dtype.name}: the page has it for floats")
     if function in ("MIN", "MAX"):
         x, restore = _ordered(g, array, MIN_MAX_TYPES)
-    else:
-        x, restore = _arithmetic(g, array), lambda v: v
-    op_type = _REDUCE_OPS[function]
-    if function == "L1" and array.dtype.kind == "u":
-        op_type = "ReduceSum"  # |x| is x, and a UINT64 past 2^63 is negative in int64
-    axes = _axes(c)
-    if not axes:  # reduce one element each: an axis of size 1 appended for it
+        return {"OutputTensor": restore(_reduced(g, _REDUCE_OPS[function], x, array, _axes(c)))}
+    x = _arithmetic(g, array)
+    if array.dtype.kind == "f":
+        return {"OutputTensor": _reduced(g, _REDUCE_OPS[function], x, array, _axes(c))}
+    # Integers: onnxruntime's integer Reduce* accumulate in double and saturate, so the graph
+    # sums with CumSum and multiplies with a Scan (int64, wrapping), keeping the last element.
+    flat, shape = _flattened(g, x, list(array.shape), _axes(c))
+    last_axis = len(shape) - 1
+    if function == "MULTIPLY":
+        product, _ = _scan_product(g, flat, shape, last_axis, exclusive=False, backward=False)
+        return {"OutputTensor": product}
+    if function == "SUM_SQUARE":
+        flat = g.op("Mul", flat, flat)
+    elif function == "L1" and array.dtype.kind == "i":  # |x| of an unsigned x is x
+        flat = g.op("Abs", flat)
+    sums = g.op("CumSum", flat, g.int64(last_axis))
+    return {"OutputTensor": g.op("Slice", sums, g.int64([-1]), g.int64([2**62]), g.int64([-1]))}
+
+
+def _reduced(g: Graph, op_type: str, x: str, array: np.ndarray, axes: list[int]) -> str:
+    if not axes:  # one element each: reduced over an axis of size 1 appended for it
         x, axes = g.reshape(x, [*array.shape, 1]), [array.ndim]
-    return {"OutputTensor": restore(g.op(op_type, x, g.int64(axes), keepdims=1))}
+    return g.op(op_type, x, g.int64(axes), keepdims=1)
 
 
 # ---- selection ---------------------------------------------------------------------------
@@ -172,15 +195,27 @@ def _cumulative_summation(c: Call) -> dict[str, str]:
 
 
 def _cumulative_product(c: Call) -> dict[str, str]:
-    """A Scan along the axis: the state (ones at first) times each slice, in order (from the
-    end for DECREASING); each step's output is the new state, or the old one when exclusive."""
     g = c.g
     array = c.array("InputTensor")
-    axis = int(c.desc["Axis"])
-    x = _arithmetic(g, array)
+    _, products = _scan_product(
+        g,
+        _arithmetic(g, array),
+        list(array.shape),
+        int(c.desc["Axis"]),
+        exclusive=c.flag("HasExclusiveProduct"),
+        backward=_direction(c, "INCREASING") == "DECREASING",
+    )
+    return {"OutputTensor": products}
+
+
+def _scan_product(
+    g: Graph, x: str, shape: list[int], axis: int, *, exclusive: bool, backward: bool
+) -> tuple[str, str]:
+    """A Scan along `axis` of x (of `shape`): the state (ones at first) times each slice, in
+    order (from the end when `backward`). Returns the last state (the whole product) and the
+    steps' outputs (the new state, or the old one when `exclusive`) stacked along the axis."""
     dtype = g.dtype(x).name
-    rank = array.ndim - 1
-    exclusive = c.flag("HasExclusiveProduct")
+    rank = len(shape) - 1
     body = Body(
         inputs=(("state", dtype, rank), ("slice", dtype, rank)),
         nodes=(
@@ -189,9 +224,8 @@ def _cumulative_product(c: Call) -> dict[str, str]:
         ),
         outputs=(("product", dtype, rank), ("step", dtype, rank)),
     )
-    ones = g.feed(np.ones([s for d, s in enumerate(array.shape) if d != axis], dtype))
-    backward = int(_direction(c, "INCREASING") == "DECREASING")
-    _, products = g.ops(
+    ones = g.feed(np.ones([s for d, s in enumerate(shape) if d != axis], dtype))
+    final, steps = g.ops(
         "Scan",
         ones,
         x,
@@ -200,10 +234,10 @@ def _cumulative_product(c: Call) -> dict[str, str]:
         num_scan_inputs=1,
         scan_input_axes=[axis],
         scan_output_axes=[axis],
-        scan_input_directions=[backward],
-        scan_output_directions=[backward],
+        scan_input_directions=[int(backward)],
+        scan_output_directions=[int(backward)],
     )
-    return {"OutputTensor": products}
+    return final, steps
 
 
 OPERATORS: dict[str, Builder] = {
