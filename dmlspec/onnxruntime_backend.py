@@ -1,11 +1,15 @@
-"""The onnxruntime backend: each operator as a one-node ONNX graph run by onnxruntime (the
-element-wise family as small graphs, in onnxruntime_element_wise.py).
+"""The onnxruntime backend: each operator as a small ONNX graph run by onnxruntime's CPU provider
+(the element-wise family in onnxruntime_element_wise.py; data movement and generators in
+onnxruntime_data_movement.py; reductions, TOP_K and scans in onnxruntime_reduction.py; the
+graph builder they share in onnxruntime_graph.py).
 
 DirectML's right-aligned tensors are reshaped to their meaningful dimensions and indices cast
 to int64 (ONNX's index type) around the node; FILL_VALUE_SEQUENCE is a Range in int64 (integers,
-then a Cast that wraps like DirectML) or float64 (floats, then a rounding Cast). What onnxruntime
-cannot express is reported as Unsupported; where it differs from DirectML the difference is an
-expected failure listed, with its reason, in conformance/expected_failures/onnxruntime.json.
+then a Cast that wraps like DirectML) or float64 (floats, then a rounding Cast). Outputs are
+every output tensor field the operator's spec names and the desc gives (tensor arrays as lists).
+What onnxruntime cannot express is reported as Unsupported; where it differs from DirectML the
+difference is an expected failure listed, with its reason, in
+conformance/expected_failures/onnxruntime.json.
 """
 
 from __future__ import annotations

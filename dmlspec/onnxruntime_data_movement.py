@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import Unsupported
+from .errors import InvalidOperator, Unsupported
 from .onnxruntime_graph import Builder, Call, Graph, carried, held_like, run_operator
 
 __all__ = ["OPERATORS", "run"]
@@ -60,6 +60,13 @@ def _meaningful(sizes: Sequence[int], count: int, field: str, count_field: str) 
             f"({count}) meaningful ones; the page gives them no meaning"
         )
     return list(sizes[len(sizes) - count :])
+
+
+def _require(c: Call, holds: bool, rule: str) -> None:
+    """A page rule the spec cannot encode yet, checked where breaking it would make the graph
+    read or write outside a tensor."""
+    if not holds:
+        raise InvalidOperator(f"{c.kind}: {rule}")
 
 
 def _positions(g: Graph, indices: str, bounds: str, signed: bool) -> tuple[str, str]:
@@ -182,11 +189,27 @@ def _window(c: Call) -> tuple[list[int], list[int]]:
     return starts, strides
 
 
+def _reach(c: Call, starts: list[int], strides: list[int], counts: list[int], field: str) -> None:
+    """Every position a slice reads (SLICE_GRAD: writes) lies inside `field`."""
+    sizes = c.sizes(field)
+    for axis, (start, stride, count, size) in enumerate(
+        zip(starts, strides, counts, sizes, strict=True)
+    ):
+        last = start + stride * (count - 1)
+        _require(
+            c,
+            min(start, last) >= 0 and max(start, last) < size,
+            f"dimension {axis} reaches positions {start} to {last}, outside {field}'s {size} "
+            "(the window must lie inside the tensor)",
+        )
+
+
 def _slice(c: Call) -> dict[str, str]:
     """OutputTensor[i] = InputTensor[start + stride * i]; a zero stride repeats one element."""
     g = c.g
     starts, strides = _window(c)
     counts = c.sizes("OutputTensor")
+    _reach(c, starts, strides, counts, "InputTensor")
     ends = []
     for start, stride, count in zip(starts, strides, counts, strict=True):
         if stride == 0:
@@ -212,6 +235,7 @@ def _slice_grad(c: Call) -> dict[str, str]:
     g = c.g
     starts, strides = _window(c)
     counts = c.sizes("InputGradientTensor")
+    _reach(c, starts, strides, counts, "OutputGradientTensor")
     axes = [s + t * np.arange(n) for s, t, n in zip(starts, strides, counts, strict=True)]
     positions = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).astype(np.int64)
     gradient = c.feed("InputGradientTensor")
@@ -228,6 +252,11 @@ def _padding(c: Call) -> dict[str, str]:
     starts = [int(v) for v in c.desc["StartPadding"]]
     ends = [int(v) for v in c.desc["EndPadding"]]
     shape = list(c.array("InputTensor").shape)
+    _require(
+        c,
+        c.sizes("OutputTensor") == [n + s + e for n, s, e in zip(shape, starts, ends, strict=True)],
+        "OutputTensor.Sizes[i] must be InputTensor.Sizes[i] + StartPadding[i] + EndPadding[i]",
+    )
     x = c.feed("InputTensor", PAD_TYPES)
     pads = g.int64(starts + ends)
     if mode == "CONSTANT":
@@ -276,8 +305,16 @@ def _mirrored(
 
 
 def _tile(c: Call) -> dict[str, str]:
-    repeats = c.g.int64([int(r) for r in c.desc["Repeats"]])
-    return {"OutputTensor": c.g.op("Tile", c.feed("InputTensor"), repeats)}
+    repeats = [int(r) for r in c.desc["Repeats"]]
+    shape = c.array("InputTensor").shape
+    _require(
+        c,
+        len(repeats) == len(shape)
+        and c.sizes("OutputTensor") == [n * r for n, r in zip(shape, repeats, strict=True)],
+        "Repeats must have one value per InputTensor dimension, and OutputTensor.Sizes[i] must "
+        "be InputTensor.Sizes[i] * Repeats[i]",
+    )
+    return {"OutputTensor": c.g.op("Tile", c.feed("InputTensor"), c.g.int64(repeats))}
 
 
 def _join(c: Call) -> dict[str, str]:
@@ -314,7 +351,7 @@ def _depth_space(direction: str) -> Builder:
         order = c.enum("Order", "DML_DEPTH_SPACE_ORDER_", "DEPTH_COLUMN_ROW")
         array = c.array("InputTensor")
         if array.ndim != 4:
-            raise Unsupported(f"{direction}: InputTensor must have 4 dimensions")
+            raise Unsupported(f"{c.kind}: InputTensor must have 4 dimensions")
         native = array.dtype.name in DEPTH_SPACE_TYPES
         if direction == "DEPTH_TO_SPACE" and native:
             mode = {"DEPTH_COLUMN_ROW": "DCR", "COLUMN_ROW_DEPTH": "CRD"}[order]
@@ -489,4 +526,4 @@ OPERATORS: dict[str, Builder] = {
 
 def run(kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The operator `kind` (no DML_OPERATOR_ prefix) on packed inputs: outputs by field."""
-    return run_operator(OPERATORS[kind], desc, inputs)
+    return run_operator(kind, OPERATORS[kind], desc, inputs)

@@ -239,6 +239,7 @@ class Call:
     """One operator being built: its desc, its packed inputs (logical arrays; a list of them for
     a tensor array) and the graph."""
 
+    kind: str  # the operator's name, no DML_OPERATOR_ prefix
     g: Graph
     desc: Mapping[str, Any]
     inputs: Mapping[str, Any]
@@ -309,11 +310,11 @@ def held_like(g: Graph, value: np.ndarray, like: str) -> str:
 
 
 def run_operator(
-    build: Builder, desc: Mapping[str, Any], inputs: Mapping[str, Any]
+    kind: str, build: Builder, desc: Mapping[str, Any], inputs: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Builds the operator's graph, runs it once and returns each output field shaped as its
     Sizes with its DataType (a list of arrays for a tensor array)."""
-    call = Call(Graph(), desc, inputs)
+    call = Call(kind, Graph(), desc, inputs)
     g = call.g
     values = build(call)
     names: list[str] = []

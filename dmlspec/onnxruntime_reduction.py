@@ -253,4 +253,4 @@ OPERATORS: dict[str, Builder] = {
 
 def run(kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The operator `kind` (no DML_OPERATOR_ prefix) on packed inputs: outputs by field."""
-    return run_operator(OPERATORS[kind], desc, inputs)
+    return run_operator(kind, OPERATORS[kind], desc, inputs)
