@@ -287,15 +287,15 @@ def _mirrored(
     period (x, then x reversed: whole for SYMMETRIC, without its ends for REFLECTION) tiled,
     and the window [-before, size + after) of it sliced out."""
     size, axes = shape[axis], g.int64([axis])
-    reversed_ = g.op("Slice", x, g.int64([size - 1]), g.int64([INT64_MIN]), axes, g.int64([-1]))
-    if symmetric:
-        parts, period = [x, reversed_], 2 * size
-    elif size <= 2:
-        parts, period = [x], max(size, 2 * size - 2)
-    else:
-        inner = g.op("Slice", reversed_, g.int64([1]), g.int64([size - 1]), axes)
-        parts, period = [x, inner], 2 * size - 2
-    block = g.op("Concat", *parts, axis=axis) if len(parts) > 1 else x
+    if symmetric:  # x[0 .. size-1], x[size-1 .. 0]
+        first, last, period = size - 1, INT64_MIN, 2 * size
+    else:  # x[0 .. size-1], x[size-2 .. 1]; a period of 1 or 2 is x itself
+        first, last, period = size - 2, 0, max(size, 2 * size - 2)
+    block = x
+    if period > size:
+        steps = g.int64([-1])
+        back = g.op("Slice", x, g.int64([first]), g.int64([last]), axes, steps)
+        block = g.op("Concat", x, back, axis=axis)
     shift = -(-before // period) * period
     copies = -(-(shift + size + after) // period)
     repeats = [1] * len(shape)

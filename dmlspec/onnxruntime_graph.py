@@ -251,11 +251,13 @@ class Call:
         raw = self.desc[field] if item is None else self.desc[field][item]
         return raw.get("Desc", raw)  # type: ignore[no-any-return]
 
-    def sizes(self, field: str) -> list[int]:
-        return [int(s) for s in self.tensor(field)["Sizes"]]
+    def sizes(self, field: str, item: int | None = None) -> list[int]:
+        return [int(s) for s in self.tensor(field, item)["Sizes"]]
 
-    def dtype(self, field: str) -> np.dtype[Any]:
-        return _dtype_of(self.tensor(field))
+    def dtype(self, field: str, item: int | None = None) -> np.dtype[Any]:
+        from .reference.tensors import numpy_dtype
+
+        return numpy_dtype(str(self.tensor(field, item)["DataType"]))
 
     def given(self, field: str) -> bool:
         return self.inputs.get(field) is not None
@@ -328,8 +330,7 @@ def run_operator(
         items: list[str] = [value] if isinstance(value, str) else list(value)
         for index, item in enumerate(items):
             position = index if many else None
-            sizes = [int(s) for s in call.tensor(field, position)["Sizes"]]
-            dtype = _dtype_of(call.tensor(field, position))
+            sizes, dtype = call.sizes(field, position), call.dtype(field, position)
             carrier = bit_type(dtype) if dtype.kind == "f" and g.dtype(item).kind != "f" else dtype
             names.append(g.reshape(g.cast(item, carrier), sizes))
             ranks.append(len(sizes))
@@ -342,9 +343,3 @@ def run_operator(
         else:
             results.setdefault(field, []).append(array)
     return results
-
-
-def _dtype_of(tensor: Mapping[str, Any]) -> np.dtype[Any]:
-    from .reference.tensors import numpy_dtype
-
-    return numpy_dtype(str(tensor["DataType"]))

@@ -76,16 +76,21 @@ def _arrays(value: Any, dtype: Any = None) -> Any:
     return printed.astype(target)
 
 
-def _case(spec: OperatorSpec, fields: ExampleFields) -> tuple[dict[str, Any], dict, dict] | None:
+Case = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+
+
+def _case(spec: OperatorSpec, fields: ExampleFields) -> Case | None:
     """The example as (operator, inputs, expected outputs), or None where the page prints
     it in fragments (a tensor without values)."""
     outputs = {f.name for f in spec.fields if f.kind.startswith("output_tensor")}
-    inputs, expected = {}, {}
+    inputs: dict[str, Any] = {}
+    expected: dict[str, Any] = {}
     for name, value in fields:
         items = value if isinstance(value, tuple) else (value,)
-        if not all(isinstance(item, ExampleTensor) for item in items):
+        tensors = [item for item in items if isinstance(item, ExampleTensor)]
+        if len(tensors) != len(items):
             continue
-        if any(item.values is None for item in items):
+        if any(item.values is None for item in tensors):
             return None
         (expected if name in outputs else inputs)[name] = _arrays(value)
     needed = [f.name for f in spec.fields if f.kind.startswith("input_tensor") and not f.optional]
@@ -208,7 +213,8 @@ def test_examples_in_every_data_type(name: str, example_id: str, data_type: str)
     assert case is not None
     operator, _, _ = case
     dtype = dtype_of(data_type)
-    inputs, expected = {}, {}
+    inputs: dict[str, Any] = {}
+    expected: dict[str, Any] = {}
     outputs = {f.name for f in spec.fields if f.kind.startswith("output_tensor")}
     data = example.valid_form.as_dict()["ValuesTensor" if name == "ONE_HOT" else "InputTensor"]
     assert isinstance(data, ExampleTensor)
@@ -242,8 +248,11 @@ def test_gather_counts_negative_signed_indices_from_the_end_and_reads_zero_outsi
         "IndexDimensions": 1,
     }
     indices = np.array([-1, -5, -6, 5, 2], np.int32)
-    same(run("GATHER", desc, InputTensor=X5, IndicesTensor=indices)["OutputTensor"],
-         [14, 10, 0, 0, 12], np.float32)  # fmt: skip
+    same(
+        run("GATHER", desc, InputTensor=X5, IndicesTensor=indices)["OutputTensor"],
+        [14, 10, 0, 0, 12],
+        np.float32,
+    )
 
 
 def test_gather_unsigned_indices_never_count_from_the_end() -> None:
@@ -255,8 +264,11 @@ def test_gather_unsigned_indices_never_count_from_the_end() -> None:
         "IndexDimensions": 1,
     }
     indices = np.array([2**64 - 1, 2**63, 1], np.uint64)  # -1 and INT64_MIN as int64
-    same(run("GATHER", desc, InputTensor=X5, IndicesTensor=indices)["OutputTensor"],
-         [0, 0, 11], np.float32)  # fmt: skip
+    same(
+        run("GATHER", desc, InputTensor=X5, IndicesTensor=indices)["OutputTensor"],
+        [0, 0, 11],
+        np.float32,
+    )
 
 
 def test_gather_with_no_index_dimensions_takes_one_slice() -> None:
@@ -281,8 +293,11 @@ def test_gather_elements_negative_and_outside_indices() -> None:
     }
     x = np.array([[1, 2, 3], [4, 5, 6]], np.uint16)
     indices = np.array([[-1, 0, 3], [-3, -4, 1]], np.int64)
-    same(run("GATHER_ELEMENTS", desc, InputTensor=x, IndicesTensor=indices)["OutputTensor"],
-         [[3, 1, 0], [4, 0, 5]], np.uint16)  # fmt: skip
+    same(
+        run("GATHER_ELEMENTS", desc, InputTensor=x, IndicesTensor=indices)["OutputTensor"],
+        [[3, 1, 0], [4, 0, 5]],
+        np.uint16,
+    )
 
 
 def test_gather_nd1_batches_and_outside_tuples() -> None:
@@ -298,8 +313,11 @@ def test_gather_nd1_batches_and_outside_tuples() -> None:
     # batch 0: (1, -1) -> x[0][1][1] = 3, (2, 0) is outside; batch 1: (-2, 0) -> x[1][0][0] = 4,
     # (0, 1) -> x[1][0][1] = 5
     indices = np.array([[[1, -1], [2, 0]], [[-2, 0], [0, 1]]], np.int32)
-    same(run("GATHER_ND1", desc, InputTensor=x, IndicesTensor=indices)["OutputTensor"],
-         [[[3, 0], [4, 5]]], np.float16)  # fmt: skip
+    same(
+        run("GATHER_ND1", desc, InputTensor=x, IndicesTensor=indices)["OutputTensor"],
+        [[[3, 0], [4, 5]]],
+        np.float16,
+    )
 
 
 # ---- slices ------------------------------------------------------------------------------
@@ -371,7 +389,9 @@ def test_slice_window_outside_the_input_is_rejected() -> None:
 # ---- padding -----------------------------------------------------------------------------
 
 
-def _padding(mode: str, data_type: str, n: int, start: int, end: int, **extra: Any) -> dict:
+def _padding(
+    mode: str, data_type: str, n: int, start: int, end: int, **extra: Any
+) -> dict[str, Any]:
     return {
         "InputTensor": t(data_type, [n]),
         "OutputTensor": t(data_type, [n + start + end]),
@@ -396,6 +416,17 @@ PADDED = [  # x = [0, 1, 2, 3] padded by 6 before and 7 after: folded over and o
 @pytest.mark.parametrize("data_type", ["FLOAT32", "INT16", "UINT64"])
 def test_padding_modes_past_the_input_size(mode: str, expected: list[int], data_type: str) -> None:
     desc = _padding(mode, data_type, 4, 6, 7, PaddingValue=7)
+    x = np.arange(4).astype(dtype_of(data_type))
+    same(run("PADDING", desc, InputTensor=x)["OutputTensor"], expected, dtype_of(data_type))
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [("REFLECTION", [2, 1, 0, 1, 2, 3, 2, 1, 0]), ("SYMMETRIC", [1, 0, 0, 1, 2, 3, 3, 2, 1])],
+)
+@pytest.mark.parametrize("data_type", ["FLOAT16", "UINT16"])
+def test_padding_mirrors_within_the_input(mode: str, expected: list[int], data_type: str) -> None:
+    desc = _padding(mode, data_type, 4, 2, 3)  # REFLECTION: ONNX Pad's own reflect
     x = np.arange(4).astype(dtype_of(data_type))
     same(run("PADDING", desc, InputTensor=x)["OutputTensor"], expected, dtype_of(data_type))
 
@@ -431,7 +462,7 @@ def test_padding1_value_is_its_union_member_bit_for_bit() -> None:
 def test_padding_output_sizes_must_add_up() -> None:
     desc = _padding("EDGE", "FLOAT32", 2, 1, 1)
     desc["OutputTensor"] = t("FLOAT32", [5])
-    with pytest.raises(InvalidOperator, match="PADDING: OutputTensor.Sizes"):
+    with pytest.raises(InvalidOperator, match=r"PADDING: OutputTensor\.Sizes"):
         run("PADDING", desc, InputTensor=np.zeros(2, np.float32))
 
 
@@ -446,8 +477,11 @@ def test_tile_repeats_each_dimension() -> None:
         "Repeats": [2, 3],
     }
     x = np.array([[1.5], [-2.0]])
-    same(run("TILE", desc, InputTensor=x)["OutputTensor"],
-         [[1.5] * 3, [-2.0] * 3, [1.5] * 3, [-2.0] * 3], np.float64)  # fmt: skip
+    same(
+        run("TILE", desc, InputTensor=x)["OutputTensor"],
+        [[1.5] * 3, [-2.0] * 3, [1.5] * 3, [-2.0] * 3],
+        np.float64,
+    )
 
 
 def test_tile_repeats_must_match_the_sizes() -> None:
@@ -617,7 +651,9 @@ def test_top_k_orders_uint64_past_2_63() -> None:
     same(result["OutputIndexTensor"], [1, 2, 3], np.uint64)
 
 
-def _arg_desc(data_type: str, sizes: list[int], axes: list[int], out: list[int], **extra: Any):
+def _arg_desc(
+    data_type: str, sizes: list[int], axes: list[int], out: list[int], **extra: Any
+) -> dict[str, Any]:
     return {
         "InputTensor": t(data_type, sizes),
         "OutputTensor": t("UINT32", out),
@@ -636,7 +672,9 @@ def _arg_desc(data_type: str, sizes: list[int], axes: list[int], out: list[int],
         ("ARGMAX", "DECREASING", 2),
     ],
 )
-def test_arg_reductions_pick_the_first_or_last_tie(kind: str, direction: str, expected: int):
+def test_arg_reductions_pick_the_first_or_last_tie(
+    kind: str, direction: str, expected: int
+) -> None:
     desc = _arg_desc("UINT16", [5], [0], [1], AxisDirection=direction)
     x = np.array([1, 2, 3, 2, 1], np.uint16)
     same(run(kind, desc, InputTensor=x)["OutputTensor"], [expected], np.uint32)
@@ -650,7 +688,9 @@ def test_arg_reduction_over_several_axes_is_the_row_major_position_within_them()
     same(run("ARGMAX", desc, InputTensor=x)["OutputTensor"], [[[2], [0], [1]]], np.uint32)
 
 
-def _reduce(function: str, data_type: str, sizes: list[int], axes: list[int], out: list[int]):
+def _reduce(
+    function: str, data_type: str, sizes: list[int], axes: list[int], out: list[int]
+) -> dict[str, Any]:
     return {
         "Function": f"DML_REDUCE_FUNCTION_{function}",
         "InputTensor": t(data_type, sizes),
@@ -681,9 +721,11 @@ def test_reduce_integer_results_wrap(function: str, values: list[int], expected:
 def test_reduce_uint64_sums_and_products_are_exact_modulo_2_64() -> None:
     x = np.array([2**63 + 3, 2**63 + 5, 7], np.uint64)
     results = {
-        function: int(run("REDUCE", _reduce(function, "UINT64", [3], [0], [1]), InputTensor=x)[
-            "OutputTensor"
-        ][0])
+        function: int(
+            run("REDUCE", _reduce(function, "UINT64", [3], [0], [1]), InputTensor=x)[
+                "OutputTensor"
+            ][0]
+        )
         for function in ("SUM", "MULTIPLY", "L1", "MAX", "MIN")
     }
     assert results == {
@@ -701,15 +743,22 @@ def test_reduce_uint64_sums_and_products_are_exact_modulo_2_64() -> None:
         ("AVERAGE", [2.5, 6.5]),
         ("L2", [math.sqrt(30), math.sqrt(174)]),
         ("LOG_SUM", [math.log(10), math.log(26)]),
-        ("LOG_SUM_EXP", [math.log(sum(math.exp(v) for v in range(1, 5))),
-                         math.log(sum(math.exp(v) for v in range(5, 9)))]),  # fmt: skip
+        (
+            "LOG_SUM_EXP",
+            [
+                math.log(sum(math.exp(v) for v in range(1, 5))),
+                math.log(sum(math.exp(v) for v in range(5, 9))),
+            ],
+        ),
         ("SUM_SQUARE", [30, 174]),
         ("MULTIPLY", [24, 1680]),
     ],
 )
 def test_reduce_float_functions(function: str, expected: list[float]) -> None:
     x = np.arange(1, 9, dtype=np.float16).reshape(2, 2, 2)  # rows [1..4], [5..8]
-    result = run("REDUCE", _reduce(function, "FLOAT16", [2, 2, 2], [1, 2], [2, 1, 1]), InputTensor=x)
+    result = run(
+        "REDUCE", _reduce(function, "FLOAT16", [2, 2, 2], [1, 2], [2, 1, 1]), InputTensor=x
+    )
     got = result["OutputTensor"]
     assert got.dtype == np.float16 and got.shape == (2, 1, 1)
     np.testing.assert_allclose(got.reshape(-1).astype(np.float64), expected, rtol=1e-3)
@@ -824,8 +873,11 @@ def test_value_scale_2d_scales_and_biases_each_channel() -> None:
         "Bias": [1.0, -1.0, 0.5],
     }
     x = np.arange(6, dtype=np.float16).reshape(1, 3, 1, 2)
-    same(run("VALUE_SCALE_2D", desc, InputTensor=x)["OutputTensor"],
-         [[[[1, 3]], [[3, 5]], [[8.5, 10.5]]]], np.float16)  # fmt: skip
+    same(
+        run("VALUE_SCALE_2D", desc, InputTensor=x)["OutputTensor"],
+        [[[[1, 3]], [[3, 5]], [[8.5, 10.5]]]],
+        np.float16,
+    )
 
 
 # ---- strided tensors and tensor arrays ---------------------------------------------------
