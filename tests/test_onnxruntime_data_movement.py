@@ -32,6 +32,21 @@ PAGE_ERRORS = {
         "prints 7)"
     ),
 }
+# Where onnxruntime's result differs from what a page says, or the page is silent and
+# onnxruntime's choice is one a device need not make. Each is shown by a test below.
+DIVERGENCES: dict[str, str] = {
+    "REDUCE": (
+        "MIN and MAX with NaN: the page's max(max(max(x1, x2), x3), ...) does not say; "
+        "onnxruntime's ReduceMax/ReduceMin keep a NaN that comes first and skip one that comes "
+        "later, where an IEEE maxNum/minNum (HLSL max/min) always returns the number."
+    ),
+    "ARGMAX": "NaN: as REDUCE, a NaN that comes first is the extreme, one that comes later not.",
+    "ARGMIN": "NaN: as ARGMAX.",
+    "TOP_K1": (
+        "NaN: the pages do not order it; onnxruntime's TopK ranks NaN above every number "
+        "(first when largest, last when smallest)."
+    ),
+}
 # Tensors that hold indices, counts or coordinates: a data-type sweep leaves them as printed.
 INDEX_TENSORS = {
     "IndicesTensor",
@@ -961,3 +976,24 @@ def test_gather_indices_with_more_sizes_than_index_dimensions_are_unsupported() 
             InputTensor=np.zeros((2, 5), np.float32),
             IndicesTensor=np.zeros((2, 2), np.uint32),
         )
+
+
+# ---- divergences (DIVERGENCES) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("first", "expected"), [(True, math.nan), (False, 3.0)])
+def test_divergence_reduce_max_nan_depends_on_its_position(first: bool, expected: float) -> None:
+    assert "REDUCE" in DIVERGENCES
+    values = [math.nan, 1.0, 3.0] if first else [1.0, 3.0, math.nan]
+    x = np.array(values, np.float32)
+    result = run("REDUCE", _reduce("MAX", "FLOAT32", [3], [0], [1]), InputTensor=x)
+    same(result["OutputTensor"], [expected], np.float32)
+    arg = run("ARGMAX", _arg_desc("FLOAT32", [3], [0], [1]), InputTensor=x)["OutputTensor"]
+    same(arg, [0 if first else 1], np.uint32)
+
+
+def test_divergence_top_k_ranks_nan_above_every_number() -> None:
+    assert "TOP_K1" in DIVERGENCES
+    x = np.array([1, math.nan, 3], np.float32)
+    result = run("TOP_K1", _top_k("DECREASING", "FLOAT32", 3, 2), InputTensor=x)
+    same(result["OutputIndexTensor"], [1, 2], np.uint64)
