@@ -144,6 +144,21 @@ def test_documented_examples(name: str, example_id: str) -> None:
     _check(BACKEND.run(operator, inputs), expected)
 
 
+@pytest.mark.parametrize(("name", "example_id"), list(PAGE_ERRORS))
+def test_page_errors_are_errors_of_the_page(name: str, example_id: str) -> None:
+    """The example as printed disagrees with its own Value: the output holds Value where the
+    page prints 1."""
+    spec = CATALOG.operator(name)
+    example = next(e for e in spec.examples if e.id == example_id)
+    case = _case(spec, example.valid_form)
+    assert case is not None
+    operator, inputs, expected = case
+    result = BACKEND.run(operator, inputs)["OutputTensor"]
+    printed = expected["OutputTensor"]
+    assert not np.array_equal(result, printed)
+    assert np.array_equal(result, printed * operator["desc"]["Value"])
+
+
 def test_every_operator_with_complete_examples_runs_them() -> None:
     covered = {p.values[0] for p in EXAMPLES}
     assert covered >= set(OPERATORS) - {
