@@ -1,11 +1,15 @@
-"""The onnxruntime backend: each operator as a one-node ONNX graph run by onnxruntime (the
-element-wise family as small graphs, in onnxruntime_element_wise.py).
+"""The onnxruntime backend: each operator as a small ONNX graph run by onnxruntime's CPU provider
+(the element-wise family in onnxruntime_element_wise.py; data movement and generators in
+onnxruntime_data_movement.py; reductions, TOP_K and scans in onnxruntime_reduction.py; the
+graph builder they share in onnxruntime_graph.py).
 
 DirectML's right-aligned tensors are reshaped to their meaningful dimensions and indices cast
 to int64 (ONNX's index type) around the node; FILL_VALUE_SEQUENCE is a Range in int64 (integers,
-then a Cast that wraps like DirectML) or float64 (floats, then a rounding Cast). What onnxruntime
-cannot express is reported as Unsupported; where it differs from DirectML the difference is an
-expected failure listed, with its reason, in conformance/expected_failures/onnxruntime.json.
+then a Cast that wraps like DirectML) or float64 (floats, then a rounding Cast). Outputs are
+every output tensor field the operator's spec names and the desc gives (tensor arrays as lists).
+What onnxruntime cannot express is reported as Unsupported; where it differs from DirectML the
+difference is an expected failure listed, with its reason, in
+conformance/expected_failures/onnxruntime.json.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from . import onnxruntime_data_movement as data_movement
 from . import onnxruntime_element_wise as element_wise
+from . import onnxruntime_reduction as reduction
 from .errors import Unsupported
 
 __all__ = ["OnnxRuntimeBackend"]
@@ -114,30 +120,31 @@ class OnnxRuntimeBackend:
         Path(__file__).parent / "conformance" / "expected_failures" / "onnxruntime.json"
     )
 
-    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
         """ONNX tensors have no strides: strided inputs are packed here first (their logical
-        views copied), and a strided output's logical result is written into its buffer."""
-        from .reference.layout import is_strided, logical_view, with_view_written
-
-        desc = operator["desc"]
-        out = _output_name(desc)
-        packed = {
-            name: np.ascontiguousarray(logical_view(np.asarray(array), desc[name]))
-            if is_strided(desc[name])
-            else array
-            for name, array in inputs.items()
-            if name != out
-        }
-        outputs = self._run_packed(operator, packed)
-        if is_strided(desc[out]):
-            outputs[out] = with_view_written(np.asarray(inputs[out]), desc[out], outputs[out])
-        return outputs
-
-    def _run_packed(
-        self, operator: Mapping[str, Any], inputs: Mapping[str, Any]
-    ) -> dict[str, np.ndarray]:
+        views copied), and a strided output's logical result is written into its buffer; a
+        tensor array's items each as a tensor of their own."""
         kind = str(operator.get("type", "")).removeprefix("DML_OPERATOR_")
         desc = operator["desc"]
+        outputs = _output_fields(kind, desc)
+        packed = {
+            name: _packed(value, desc.get(name))
+            for name, value in inputs.items()
+            if name not in outputs
+        }
+        results = self._run_packed(kind, desc, packed)
+        return {
+            name: _written(result, desc[name], inputs.get(name), name)
+            for name, result in results.items()
+        }
+
+    def _run_packed(
+        self, kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        if kind in data_movement.OPERATORS:
+            return data_movement.run(kind, desc, inputs)
+        if kind in reduction.OPERATORS:
+            return reduction.run(kind, desc, inputs)
         out = _output_name(desc)
         output = _desc(desc[out])
         sizes, dtype = tuple(output["Sizes"]), _dtype(output)
@@ -156,13 +163,6 @@ class OnnxRuntimeBackend:
                 dtype,
                 data.ndim,
             )
-        elif kind == "GATHER_ND":
-            data = _meaningful(np.asarray(inputs["InputTensor"]), desc["InputDimensionCount"])
-            indices = _meaningful(
-                np.asarray(inputs["IndicesTensor"]), desc["IndicesDimensionCount"]
-            ).astype(np.int64)
-            rank = indices.ndim - 1 + data.ndim - indices.shape[-1]
-            result = _run("GatherND", {"data": data, "indices": indices}, dtype, rank)
         elif kind in ("SCATTER_ELEMENTS", "SCATTER"):
             data = np.asarray(inputs["InputTensor"])
             indices = np.asarray(inputs["IndicesTensor"]).astype(np.int64)
@@ -179,13 +179,55 @@ class OnnxRuntimeBackend:
         elif kind in element_wise.ELEMENT_WISE:
             result = element_wise.run(kind, desc, inputs, dtype)
         else:
-            raise Unsupported(f"the onnxruntime backend has no {operator.get('type')!r}")
+            raise Unsupported(f"the onnxruntime backend has no DML_OPERATOR_{kind}")
         return {out: result.reshape(sizes).astype(dtype, copy=False)}
 
 
 def _output_name(desc: Mapping[str, Any]) -> str:
     """OutputTensor, or OutputGradientTensor (ACTIVATION_RELU_GRAD, ELEMENT_WISE_CLIP_GRAD*)."""
     return "OutputGradientTensor" if "OutputGradientTensor" in desc else "OutputTensor"
+
+
+def _output_fields(kind: str, desc: Mapping[str, Any]) -> frozenset[str]:
+    """The output tensor fields (tensor arrays included) the operator's spec names."""
+    from dmlspec_generated.validators import VALIDATORS
+
+    module = VALIDATORS.get(f"DML_OPERATOR_{kind}")
+    if module is None:
+        return frozenset({_output_name(desc)})
+    return frozenset(
+        f.name for f in module.TABLE.fields if f.kind in ("output_tensor", "output_tensor_array")
+    )
+
+
+def _packed(value: Any, raw: Any) -> Any:
+    """An input as the graphs take it: a strided tensor's logical view (copied); a tensor
+    array's items each so."""
+    from .reference.layout import is_strided, logical_view
+
+    if isinstance(raw, list):
+        return [_packed(item, item_raw) for item, item_raw in zip(value, raw, strict=True)]
+    if isinstance(raw, Mapping) and is_strided(raw):
+        return np.ascontiguousarray(logical_view(np.asarray(value), raw))
+    return value
+
+
+def _written(result: Any, raw: Any, given: Any, name: str) -> Any:
+    """An output as the contract returns it: a strided one as its initial buffer (`given`)
+    with the result written into its view; a tensor array's items each so."""
+    from .reference.layout import is_strided, with_view_written
+
+    if isinstance(raw, list):
+        buffers = given if isinstance(given, list) else [None] * len(raw)
+        return [
+            _written(item, item_raw, buffer, f"{name}[{index}]")
+            for index, (item, item_raw, buffer) in enumerate(zip(result, raw, buffers, strict=True))
+        ]
+    if isinstance(raw, Mapping) and is_strided(raw):
+        if given is None:
+            raise ValueError(f"{name} has Strides: its initial buffer must be in inputs")
+        return with_view_written(np.asarray(given), raw, result)
+    return result
 
 
 def _fill(sizes: tuple[int, ...], dtype: np.dtype[Any], start: float, delta: float) -> np.ndarray:

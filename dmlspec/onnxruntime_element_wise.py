@@ -17,7 +17,7 @@ and run by onnxruntime's CPU provider. How the graphs compute:
   opset 18, the rounding modes, the modulus of floats, the multi-axis softmax family).
 
 Scalar parameters (Alpha, Min, Exponent, ...) and reshape sizes are fed to the graph as inputs,
-so one session serves every value; sessions are cached by the graph's structure.
+so one session serves every value (onnxruntime_graph.py caches sessions by graph structure).
 """
 
 from __future__ import annotations
@@ -25,148 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from .errors import Unsupported
+from .onnxruntime_graph import Graph
 
 __all__ = ["ELEMENT_WISE", "OPERATORS", "run"]
-
-OPSET = 18
-
-# ONNX's element types, by NumPy name (onnx.TensorProto values).
-_ONNX_TYPES = {
-    "float32": 1,
-    "uint8": 2,
-    "int8": 3,
-    "uint16": 4,
-    "int16": 5,
-    "int32": 6,
-    "int64": 7,
-    "bool": 9,
-    "float16": 10,
-    "float64": 11,
-    "uint32": 12,
-    "uint64": 13,
-}
-
-Node = tuple[str, tuple[str, ...], str, tuple[tuple[str, Any], ...]]
-
-
-class Graph:
-    """An ONNX graph under construction: values are names, each with a known NumPy type."""
-
-    def __init__(self) -> None:
-        self.feeds: dict[str, np.ndarray] = {}
-        self.nodes: list[Node] = []
-        self.types: dict[str, np.dtype[Any]] = {}
-        self.shape: tuple[int, ...] = ()  # the operator's (first input's) logical shape
-
-    def _name(self, prefix: str) -> str:
-        return f"{prefix}{len(self.types)}"
-
-    def feed(self, array: Any, dtype: Any = None) -> str:
-        """A graph input holding `array` (a tensor, or a scalar parameter)."""
-        value = np.asarray(array, dtype=dtype)
-        name = self._name("in")
-        self.feeds[name] = value
-        self.types[name] = value.dtype
-        return name
-
-    def op(self, op_type: str, *inputs: str, dtype: Any = None, **attributes: Any) -> str:
-        """One node; its output has `dtype` (default: its first input's type)."""
-        name = self._name("v")
-        self.types[name] = np.dtype(dtype) if dtype is not None else self.types[inputs[0]]
-        frozen = tuple(
-            sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attributes.items())
-        )
-        self.nodes.append((op_type, inputs, name, frozen))
-        return name
-
-    def dtype(self, value: str) -> np.dtype[Any]:
-        return self.types[value]
-
-    def cast(self, value: str, dtype: Any) -> str:
-        dtype = np.dtype(dtype)
-        if self.types[value] == dtype:
-            return value
-        return self.op("Cast", value, dtype=dtype, to=_ONNX_TYPES[dtype.name])
-
-    def scalar(self, number: Any, like: str) -> str:
-        """A scalar parameter of `like`'s type (fed, so that sessions do not depend on it)."""
-        return self.feed(np.array(number).astype(self.types[like]))
-
-    def where(self, condition: str, a: str, b: str) -> str:
-        """Where, also for the types onnxruntime's Where lacks (via a same-width type)."""
-        dtype = self.types[a]
-        carrier = {"uint64": "int64", "int16": "int32", "uint16": "uint32"}.get(dtype.name)
-        if carrier is None:
-            return self.op("Where", condition, a, self.cast(b, dtype), dtype=dtype)
-        chosen = self.op(
-            "Where", condition, self.cast(a, carrier), self.cast(b, carrier), dtype=carrier
-        )
-        return self.cast(chosen, dtype)
-
-    def compare(self, op_type: str, a: str, b: str) -> str:
-        return self.op(op_type, a, b, dtype=np.bool_)
-
-    def run(self, output: str) -> np.ndarray:
-        from onnxruntime.capi.onnxruntime_pybind11_state import (
-            Fail,
-            InvalidArgument,
-            InvalidGraph,
-            NotImplemented,
-        )
-
-        signature = tuple(
-            (name, array.dtype.name, array.ndim) for name, array in self.feeds.items()
-        )
-        key = (signature, tuple(self.nodes), (output, self.types[output].name, len(self.shape)))
-        try:
-            session = _session(key)
-            (result,) = session.run([output], self.feeds)
-        except (NotImplemented, InvalidGraph) as error:
-            ops = sorted({node[0] for node in self.nodes})
-            raise Unsupported(f"onnxruntime cannot run {', '.join(ops)} here: {error}") from None
-        except (Fail, InvalidArgument) as error:
-            raise RuntimeError(f"onnxruntime failed: {error}") from None
-        return np.asarray(result)
-
-
-@lru_cache(maxsize=1024)
-def _session(key: tuple[Any, ...]) -> Any:
-    import onnx
-    import onnxruntime
-    from onnx import helper
-
-    signature, nodes, (output, output_dtype, output_rank) = key
-    inputs = [
-        helper.make_tensor_value_info(name, _ONNX_TYPES[dtype], [None] * rank)
-        for name, dtype, rank in signature
-    ]
-    outputs = [
-        helper.make_tensor_value_info(output, _ONNX_TYPES[output_dtype], [None] * output_rank)
-    ]
-    graph = helper.make_graph(
-        [
-            helper.make_node(op_type, list(ins), [out], **dict(attributes))
-            for op_type, ins, out, attributes in nodes
-        ],
-        "dmlspec_element_wise",
-        inputs,
-        outputs,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    return onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-
 
 # ---- helpers -----------------------------------------------------------------------------
 
