@@ -52,6 +52,10 @@ def constraint(index: int, **changes: Any) -> Mutation:
     return lambda spec: spec["constraints"][index].update(changes)
 
 
+def comparison(index: int, **changes: Any) -> Mutation:
+    return lambda spec: spec["semantics"]["comparison"][index].update(changes)
+
+
 CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
     (
         "missing required key",
@@ -216,6 +220,61 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
         [
             f"{OP} at /constraints/9: a 'requires' constraint must say what is 'undefined' "
             "when violated"
+        ],
+    ),
+    (
+        "comparison rule with an unknown magnitude",
+        "operators/scatter_nd.json",
+        comparison(0, rule="ulp", max_ulps=1, terms="1", magnitude="relative"),
+        [
+            f"{OP} at /semantics/comparison/0/magnitude: 'relative' is not one of "
+            "['output', 'absolute_inputs', 'log_of_sum', 'one']"
+        ],
+    ),
+    (
+        "comparison rule with terms but no max_ulps",
+        "operators/scatter_nd.json",
+        comparison(0, terms="prod(InputTensor.Sizes)", magnitude="output"),
+        [
+            f"{OP} at /semantics/comparison/0: 'terms' and 'magnitude' need an 'ulp' rule with "
+            "max_ulps (an element passes within max_ulps * ULP(expected) + terms * eps * "
+            "magnitude)"
+        ],
+    ),
+    (
+        "comparison rule with terms but no magnitude",
+        "operators/scatter_nd.json",
+        comparison(0, rule="ulp", max_ulps=1, terms="IndexTupleSize"),
+        [
+            f"{OP} at /semantics/comparison/0: 'terms' needs 'magnitude': the bound is "
+            "terms * eps * magnitude"
+        ],
+    ),
+    (
+        "comparison rule whose terms do not compile",
+        "operators/scatter_nd.json",
+        comparison(0, rule="ulp", max_ulps=1, terms="Foo + 1", magnitude="output"),
+        [
+            f"{OP} at /semantics/comparison/0/terms: unknown name 'Foo' (known names: {NAMES}) "
+            "(in 'Foo + 1' at column 1)"
+        ],
+    ),
+    (
+        "comparison rule whose when is not a condition",
+        "operators/scatter_nd.json",
+        comparison(0, when="IndexTupleSize"),
+        [
+            f"{OP} at /semantics/comparison/0/when: expression 'IndexTupleSize' must be bool; "
+            "it is int"
+        ],
+    ),
+    (
+        "comparison rule whose when reads element ordinals",
+        "operators/scatter_nd.json",
+        comparison(0, when="k == 0"),
+        [
+            f"{OP} at /semantics/comparison/0/when: unknown name 'k' (known names: {NAMES}) "
+            "(in 'k == 0' at column 1)"
         ],
     ),
     (
