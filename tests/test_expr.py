@@ -221,6 +221,9 @@ def test_element_wise_masks_mark_each_offending_element() -> None:
     assert fn["same_parity"](facts, a, b).tolist() == [True, False, True]  # no wrapping
     assert fn["lowest"](facts, "INT8") == -128
     assert fn["lowest"](facts, "UINT16") == 0
+    assert fn["highest"](facts, "INT8") == 127
+    assert fn["highest"](facts, "UINT64") == 2**64 - 1  # exact, not a float
+    assert fn["highest"](facts, "FLOAT16") == 65504.0
     assert fn["is_float"](facts, "FLOAT16") and not fn["is_float"](facts, "INT32")
 
 

@@ -356,6 +356,11 @@ def _lowest(facts: Facts, data_type: str) -> int | float:
     return int(np.iinfo(dtype).min) if dtype.kind in "iu" else float(np.finfo(dtype).min)
 
 
+def _highest(facts: Facts, data_type: str) -> int | float:
+    dtype = np.dtype(facts.numpy_dtype(data_type) or "")
+    return int(np.iinfo(dtype).max) if dtype.kind in "iu" else float(np.finfo(dtype).max)
+
+
 def _exact(values: np.ndarray) -> np.ndarray:
     """Elements as Python ints and floats, so comparisons and arithmetic never wrap."""
     return np.asarray(values).astype(object)
@@ -715,6 +720,13 @@ _FUNCTION_LIST = [
         "The most negative finite value of data type t (0 for unsigned types).",
         _fixed(DATA_TYPE, returns=NUMBER),
         _lowest,
+    ),
+    Function(
+        "highest",
+        "highest(t: enum DML_TENSOR_DATA_TYPE) -> number",
+        "The largest finite value of data type t.",
+        _fixed(DATA_TYPE, returns=NUMBER),
+        _highest,
     ),
     Function(
         "not_nan",
