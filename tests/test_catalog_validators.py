@@ -37,6 +37,7 @@ UNBREAKABLE_ALONE = {
     "another type breaks SUPPORT.data_type as well",
     "SLICE.C4": "the rank allowed below 3_0 (4 or 5) is what the support rows allow too, so a "
     "rank this rule rejects is rejected by SUPPORT.dimension_count as well",
+    "SLICE1.C5": "as SLICE.C4",
 }
 BASES = {spec.name: base_desc(CATALOG, spec) for spec in CATALOG.operators}
 

@@ -62,7 +62,7 @@ REJECTED = [
     ("Axis <=", "syntax error: invalid syntax", 1),
     ("", "empty expression", 1),
     # Well-formed syntax, rejected by the type checker:
-    ('getattr(A, "Sizes")', "unknown function 'getattr' (functions: abs, all,", 1),
+    ('getattr(A, "Sizes")', "unknown function 'getattr' (functions: abs, add_each, all,", 1),
     ('open("f")', "unknown function 'open'", 1),
     ("eval(Axis)", "unknown function 'eval'", 1),
     ("Bogus + 1", "unknown name 'Bogus' (known names: A, Axis, B, Start)", 1),
@@ -225,6 +225,35 @@ def test_element_wise_masks_mark_each_offending_element() -> None:
     assert fn["highest"](facts, "UINT64") == 2**64 - 1  # exact, not a float
     assert fn["highest"](facts, "FLOAT16") == 65504.0
     assert fn["is_float"](facts, "FLOAT16") and not fn["is_float"](facts, "INT32")
+
+
+def test_item_wise_list_functions() -> None:
+    fn = {name: f.impl for name, f in FUNCTIONS.items()}
+    facts = NoFacts()
+    assert fn["add_each"](facts, [1, 2, 3], [0, 4, 1]) == [1, 6, 4]
+    assert fn["mul_each"](facts, [1, 2, 3], [5, 1, 2]) == [5, 2, 6]
+    assert fn["each_at_most"](facts, [1, 4], [1, 5]) and not fn["each_at_most"](facts, [2], [1])
+    # SLICE1's example 1: a window of 4 at stride 2 visits 2 elements, 3 at -2 also 2.
+    assert fn["strided_count"](facts, [1, 1, 4, 3], [1, 1, 2, -2]) == [1, 1, 2, 2]
+    for name in ("add_each", "mul_each", "each_at_most", "strided_count"):
+        with pytest.raises(ValueError, match="lists of 2 and 1 items"):
+            fn[name](facts, [1, 2], [1])
+    with pytest.raises(ValueError, match="a stride of 0"):
+        fn["strided_count"](facts, [3], [0])
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("add_each(A.Sizes, 1) == A.Sizes", "argument 2 must be list; got int"),
+        ("mul_each(A.Sizes) == A.Sizes", "takes 2 argument(s); got 1"),
+        ("strided_count(A.Sizes, A.Sizes) == 1", "cannot compare list == int"),
+    ],
+)
+def test_item_wise_list_functions_type_check(source: str, error: str) -> None:
+    with pytest.raises(ExpressionError) as raised:
+        compile_expression(source, DATA_SCOPE)
+    assert error in str(raised.value)
 
 
 def test_cells_where_not_broadcasts_to_the_output() -> None:

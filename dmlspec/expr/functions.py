@@ -200,6 +200,18 @@ def _pad_left_impl(facts: Facts, values: list[int], count: int, fill: int = 1) -
     return [fill] * max(count - len(values), 0) + list(values)
 
 
+def _paired(xs: Sequence[int], ys: Sequence[int]) -> zip[tuple[int, int]]:
+    if len(xs) != len(ys):
+        raise ValueError(f"lists of {len(xs)} and {len(ys)} items")
+    return zip(xs, ys, strict=True)
+
+
+def _strided_count(facts: Facts, sizes: list[int], strides: list[int]) -> list[int]:
+    if any(stride == 0 for stride in strides):
+        raise ValueError("a stride of 0")
+    return [1 + (size - 1) // abs(stride) for size, stride in _paired(sizes, strides)]
+
+
 def _packed_strides(facts: Facts, sizes: list[int]) -> list[int]:
     strides, running = [], 1
     for size in reversed(sizes):
@@ -537,6 +549,35 @@ _FUNCTION_LIST = [
         "Product of the items (1 for an empty list).",
         _fixed(LIST, returns=INT),
         _prod,
+    ),
+    Function(
+        "add_each",
+        "add_each(xs: list, ys: list) -> list",
+        "Item-wise sums xs[i] + ys[i] of two lists of one length (PADDING's output sizes).",
+        _fixed(LIST, LIST, returns=LIST),
+        lambda facts, xs, ys: [x + y for x, y in _paired(xs, ys)],
+    ),
+    Function(
+        "mul_each",
+        "mul_each(xs: list, ys: list) -> list",
+        "Item-wise products xs[i] * ys[i] of two lists of one length (TILE's output sizes).",
+        _fixed(LIST, LIST, returns=LIST),
+        lambda facts, xs, ys: [x * y for x, y in _paired(xs, ys)],
+    ),
+    Function(
+        "each_at_most",
+        "each_at_most(xs: list, ys: list) -> bool",
+        "xs[i] <= ys[i] for every i, for two lists of one length.",
+        _fixed(LIST, LIST, returns=BOOL),
+        lambda facts, xs, ys: all(x <= y for x, y in _paired(xs, ys)),
+    ),
+    Function(
+        "strided_count",
+        "strided_count(sizes: list, strides: list) -> list",
+        "Per item 1 + (sizes[i] - 1) // abs(strides[i]): how many elements a window of that "
+        "size visits at that (non-zero) stride, from either end.",
+        _fixed(LIST, LIST, returns=LIST),
+        _strided_count,
     ),
     Function(
         "sum",

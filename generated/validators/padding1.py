@@ -68,6 +68,16 @@ def _c4(d: View) -> bool:
     return bool(d.DimensionCount == d.InputTensor.DimensionCount)
 
 
+def _c5(d: View) -> bool:
+    """PADDING1.C5: OutputTensor.Sizes[i] must be InputTensor.Sizes[i] + StartPadding[i] +
+    EndPadding[i] in every dimension.
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == fn.add_each(fn.add_each(d.InputTensor.Sizes, d.StartPadding), d.EndPadding)
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -110,6 +120,25 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("DimensionCount", lambda d: d.DimensionCount),
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "PADDING1.C5",
+        _c5,
+        (
+            "OutputTensor.Sizes[i] must be InputTensor.Sizes[i] + StartPadding[i] + EndPadding[i] "
+            "in every dimension"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("PADDING1.C2", "PADDING1.C4"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "add_each(add_each(InputTensor.Sizes, StartPadding), EndPadding)",
+                lambda d: (
+                    fn.add_each(fn.add_each(d.InputTensor.Sizes, d.StartPadding), d.EndPadding)
+                ),
+            ),
         ),
     ),
 )
@@ -172,7 +201,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 4 PADDING1 error constraints.
+    level, the tensor rules, the support table row in force and the 5 PADDING1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
