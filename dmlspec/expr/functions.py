@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from . import cells
 from .errors import Absent
 from .types import (
     ARRAY,
@@ -35,6 +36,7 @@ from .types import (
 __all__ = ["FUNCTIONS", "Facts", "Function", "TypeRuleError", "scalar_union_value"]
 
 DATA_TYPE = EnumType("DML_TENSOR_DATA_TYPE")
+REDUCE_FUNCTION = EnumType("DML_REDUCE_FUNCTION")
 
 
 class Facts(Protocol):
@@ -572,6 +574,13 @@ _FUNCTION_LIST = [
         lambda facts, xs, ys: all(x <= y for x, y in _paired(xs, ys)),
     ),
     Function(
+        "each_less",
+        "each_less(xs: list, ys: list) -> bool",
+        "xs[i] < ys[i] for every i, for two lists of one length.",
+        _fixed(LIST, LIST, returns=BOOL),
+        lambda facts, xs, ys: all(x < y for x, y in _paired(xs, ys)),
+    ),
+    Function(
         "strided_count",
         "strided_count(sizes: list, strides: list) -> list",
         "Per item 1 + (sizes[i] - 1) // abs(strides[i]): how many elements a window of that "
@@ -825,6 +834,54 @@ _FUNCTION_LIST = [
         "Element-wise m and n (broadcast).",
         _fixed(MASK, MASK, returns=MASK),
         _both,
+        data_only=True,
+    ),
+    Function(
+        "at_least",
+        "at_least(a: array, x: number) -> mask",
+        "Element-wise a >= x, compared exactly.",
+        _fixed(ARRAY, NUMBER, returns=MASK),
+        cells.at_least,
+        data_only=True,
+    ),
+    Function(
+        "all_along",
+        "all_along(m: mask, axes: list) -> mask",
+        "Per reduced set (the elements that differ only along `axes`, which are kept as "
+        "size-1 dimensions): true when m holds for all of them.",
+        _fixed(MASK, LIST, returns=MASK),
+        cells.all_along,
+        data_only=True,
+    ),
+    Function(
+        "reduced_fits",
+        "reduced_fits(a: array, f: enum DML_REDUCE_FUNCTION, axes: list, "
+        "t: enum DML_TENSOR_DATA_TYPE) -> mask",
+        "Per reduced set along `axes` (kept as size-1 dimensions): what reduction f "
+        "accumulates, on |a| (sum, sum of squares, product; for floats over the finite "
+        "elements, products and LOG_SUM_EXP's sum of exp also above the smallest normal), "
+        "stays within type t, so no partial result overflows in any order.",
+        _fixed(ARRAY, REDUCE_FUNCTION, LIST, DATA_TYPE, returns=MASK),
+        cells.reduced_fits,
+        data_only=True,
+    ),
+    Function(
+        "gather_cells",
+        "gather_cells(ok: mask, count: int, inner: int, sizes: list) -> mask",
+        "A mask of shape `sizes`, true at every cell whose `count` coordinates before the "
+        "last `inner` address a false element of `ok` (its last `count` dimensions): the "
+        "output cells a gather along an axis writes from a bad index.",
+        _fixed(MASK, INT, INT, LIST, returns=MASK),
+        cells.gather_cells,
+        data_only=True,
+    ),
+    Function(
+        "rows_written",
+        "rows_written(a: array, sizes: list) -> mask",
+        "A mask of shape `sizes` (..., M, N), true in the first c of the M rows, c the "
+        "number of non-zero elements of `a` (-0.0 counts as zero, NaN as non-zero).",
+        _fixed(ARRAY, LIST, returns=MASK),
+        cells.rows_written,
         data_only=True,
     ),
     Function(
