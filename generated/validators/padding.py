@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -39,6 +40,11 @@ FIELDS = (
     FieldInfo("StartPadding", "uint_array", optional=False, count_field="DimensionCount"),
     FieldInfo("EndPadding", "uint_array", optional=False, count_field="DimensionCount"),
 )
+
+
+def _total_padding(d: View) -> Any:
+    """TotalPadding: StartPadding + EndPadding in each dimension."""
+    return fn.add_each(d.StartPadding, d.EndPadding)
 
 
 def _c1(d: View) -> bool:
@@ -66,7 +72,41 @@ def _c4(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c5(d: View) -> bool:
+    """PADDING.C5: PaddingMode SYMMETRIC exists from DML_FEATURE_LEVEL_3_0."""
+    return bool(d.PaddingMode != "SYMMETRIC" or fn.level_at_least(d.FeatureLevel, "3_0"))
+
+
+def _r1(d: View) -> bool:
+    """PADDING.R1: with PaddingMode REFLECTION, every padded dimension of InputTensor must have at
+    least 2 elements.
+    """
+    return bool(
+        d.PaddingMode != "REFLECTION"
+        or fn.each_at_most(
+            fn.add_each(d.TotalPadding, d.TotalPadding),
+            fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+        )
+    )
+
+
+def _r2(d: View) -> bool:
+    """PADDING.R2: with PaddingMode CONSTANT, PaddingValue, truncated toward zero, must fit
+    OutputTensor's integer DataType.
+    """
+    return bool(
+        d.PaddingMode != "CONSTANT"
+        or fn.is_float(d.OutputTensor.DataType)
+        or (
+            fn.lowest(d.OutputTensor.DataType) - 1 < d.PaddingValue
+            and d.PaddingValue < fn.highest(d.OutputTensor.DataType) + 1
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "TotalPadding": _total_padding,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -119,9 +159,70 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
     ),
+    Rule(
+        "PADDING.C5",
+        _c5,
+        "PaddingMode SYMMETRIC exists from DML_FEATURE_LEVEL_3_0",
+        "/PaddingMode",
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "PADDING.R1",
+        _r1,
+        (
+            "with PaddingMode REFLECTION, every padded dimension of InputTensor must have at least "
+            "2 elements"
+        ),
+        "/PaddingMode",
+        depends_on=("PADDING.C3",),
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            (
+                "add_each(TotalPadding, TotalPadding)",
+                lambda d: fn.add_each(d.TotalPadding, d.TotalPadding),
+            ),
+            (
+                "mul_each(TotalPadding, InputTensor.Sizes)",
+                lambda d: fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "PADDING.R2",
+        _r2,
+        (
+            "with PaddingMode CONSTANT, PaddingValue, truncated toward zero, must fit "
+            "OutputTensor's integer DataType"
+        ),
+        "/PaddingMode",
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+            ("lowest(OutputTensor.DataType) - 1", lambda d: fn.lowest(d.OutputTensor.DataType) - 1),
+            ("PaddingValue", lambda d: d.PaddingValue),
+            (
+                "highest(OutputTensor.DataType) + 1",
+                lambda d: fn.highest(d.OutputTensor.DataType) + 1,
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -218,7 +319,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 4 PADDING error constraints.
+    level, the tensor rules, the support table row in force and the 5 PADDING error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -226,7 +327,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (PADDING.R1, PADDING.R2) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -45,6 +46,11 @@ FIELDS = (
     FieldInfo("StartPadding", "uint_array", optional=False, count_field="DimensionCount"),
     FieldInfo("EndPadding", "uint_array", optional=False, count_field="DimensionCount"),
 )
+
+
+def _total_padding(d: View) -> Any:
+    """TotalPadding: StartPadding + EndPadding in each dimension."""
+    return fn.add_each(d.StartPadding, d.EndPadding)
 
 
 def _c1(d: View) -> bool:
@@ -78,7 +84,22 @@ def _c5(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _r1(d: View) -> bool:
+    """PADDING1.R1: with PaddingMode REFLECTION, every padded dimension of InputTensor must have at
+    least 2 elements.
+    """
+    return bool(
+        d.PaddingMode != "REFLECTION"
+        or fn.each_at_most(
+            fn.add_each(d.TotalPadding, d.TotalPadding),
+            fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "TotalPadding": _total_padding,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -143,7 +164,34 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "PADDING1.R1",
+        _r1,
+        (
+            "with PaddingMode REFLECTION, every padded dimension of InputTensor must have at least "
+            "2 elements"
+        ),
+        "/PaddingMode",
+        depends_on=("PADDING1.C4",),
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            (
+                "add_each(TotalPadding, TotalPadding)",
+                lambda d: fn.add_each(d.TotalPadding, d.TotalPadding),
+            ),
+            (
+                "mul_each(TotalPadding, InputTensor.Sizes)",
+                lambda d: fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -209,7 +257,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (PADDING1.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
