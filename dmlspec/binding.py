@@ -76,6 +76,7 @@ def bind_desc(
 ) -> Environment:
     """An environment for the spec's expressions; absent optional fields stay unbound."""
     values: dict[str, Any] = dict(extra or {})
+    enums = common.enum_infos()
     for field in spec.fields:
         if field.name not in fields:
             continue
@@ -88,6 +89,9 @@ def bind_desc(
             ]
         elif field.kind == "data_type":
             values[field.name] = _short(raw, "DML_TENSOR_DATA_TYPE_")
+        elif field.kind == "enum" and field.enum in enums and isinstance(raw, str):
+            # Enum members compare by short name, whether the desc writes the prefix or not.
+            values[field.name] = enums[field.enum].resolve(raw) or raw
         elif field.kind == "scalar_union":
             value_type = fields.get(field.value_type_field or "")
             values[field.name] = (
@@ -96,7 +100,7 @@ def bind_desc(
         else:
             values[field.name] = raw
     definitions = {d.name: (d.expr.tree, d.expr.source) for d in spec.definitions}
-    return Environment(values, common, common.enum_infos(), definitions)
+    return Environment(values, common, enums, definitions)
 
 
 @dataclass(frozen=True)

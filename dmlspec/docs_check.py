@@ -48,7 +48,8 @@ def default_docs_dir() -> Path:
 
 def plain(text: str) -> str:
     """Text without markdown emphasis, code ticks or line breaks, for sentence comparison."""
-    text = re.sub(r"<[^>]+>", "", text)
+    # Tags only: a '<' that starts a name ('<b>', '</a>'), never a comparison ('x < 0').
+    text = re.sub(r"</?[A-Za-z][^<>]*>", "", text)
     text = re.sub(r"\[([^\[\]\n]*)\]\([^()\s]*\)", r"\1", text)  # [link text](target) -> link text
     text = text.replace("**", "").replace("*", "").replace("`", "").replace("\\", "")
     return " ".join(text.split())

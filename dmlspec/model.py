@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .expr import EnumInfo, Expression
+from .expr import EnumInfo, Environment, Expression
 from .expr.types import Type
 
 __all__ = [
@@ -553,6 +553,9 @@ class ComparisonRule:
     data_types: tuple[str, ...] = ()  # only these data types of the kinds (empty: all)
     abs_tolerance: float | None = None  # also accept |actual - expected| <= this
     source: str | None = None  # where the bound comes from
+    when: Expression | None = None  # applies only to descs where this holds
+    terms: Expression | None = None  # terms accumulated into each element (an upper bound)
+    magnitude: str | None = None  # "output", "absolute_inputs", "log_of_sum" or "one"
 
     def applies_to(self, tensor: str, kind: str, data_type: str) -> bool:
         return (
@@ -561,17 +564,31 @@ class ComparisonRule:
             and (not self.data_types or data_type in self.data_types)
         )
 
+    def holds_for(self, env: Environment | None) -> bool:
+        """Whether the rule applies to the desc `env` binds (always, for a rule without `when`)."""
+        if self.when is None:
+            return True
+        if env is None:
+            raise ValueError(
+                f"the comparison rule for {self.tensor} when {self.when.source!r} needs the "
+                "desc's environment (binding.bind_desc) to decide whether it applies"
+            )
+        return bool(self.when.evaluate(env))
+
     def to_json(self) -> Json:
         data: Json = {
             "tensor": self.tensor,
             "data_type_kinds": list(self.data_type_kinds),
             "rule": self.rule,
         }
+        _put(data, "when", None if self.when is None else self.when.source)
         _put(data, "data_types", self.data_types)
         _put(data, "max_ulps", self.max_ulps)
         _put(data, "abs_tolerance", self.abs_tolerance)
         _put(data, "reference", None if self.reference is None else self.reference.source)
         _put(data, "ulp_scale", None if self.ulp_scale is None else self.ulp_scale.source)
+        _put(data, "terms", None if self.terms is None else self.terms.source)
+        _put(data, "magnitude", self.magnitude)
         _put(data, "source", self.source)
         _put(data, "note", self.note)
         return data
@@ -585,12 +602,19 @@ class Semantics:
     negative_indices: NegativeIndices | None = None
     arithmetic: bool = False  # computes on values: a data type's subnormal rule applies
 
-    def comparison_for(self, tensor: str, kind: str, data_type: str = "") -> ComparisonRule:
-        """The first rule for this tensor, data-type kind and (when rules name them) type."""
+    def comparison_for(
+        self, tensor: str, kind: str, data_type: str = "", env: Environment | None = None
+    ) -> ComparisonRule:
+        """The first rule for this tensor, data-type kind and (when rules name them) type
+        whose `when` holds for the desc `env` binds (`binding.bind_desc`).
+
+        Raises ValueError when a rule with `when` is reached and no `env` is given.
+        """
         for rule in self.comparison:
-            if rule.applies_to(tensor, kind, data_type) or (
+            matches = rule.applies_to(tensor, kind, data_type) or (
                 not data_type and rule.tensor == tensor and kind in rule.data_type_kinds
-            ):
+            )
+            if matches and rule.holds_for(env):
                 return rule
         raise KeyError(f"no comparison rule for {tensor} of kind {kind}")
 

@@ -37,6 +37,12 @@ UNBREAKABLE_ALONE = {
     "another type breaks SUPPORT.data_type as well",
     "SLICE.C4": "the rank allowed below 3_0 (4 or 5) is what the support rows allow too, so a "
     "rank this rule rejects is rejected by SUPPORT.dimension_count as well",
+    "SLICE1.C5": "as SLICE.C4",
+    "GATHER.C7": "it fails only when Axis addresses a leading 1 of InputTensor and IndexDimensions "
+    "> 1 brings a non-1 index size into the cropped part; one changed value of a valid desc "
+    "never does both",
+    "GATHER_ND1.C8": "BatchDimensionCount >= IndicesDimensionCount passes C7 only with an "
+    "InputDimensionCount above both; one changed value of the base descs never gets there",
 }
 BASES = {spec.name: base_desc(CATALOG, spec) for spec in CATALOG.operators}
 

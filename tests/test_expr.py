@@ -38,6 +38,9 @@ class NoFacts:
     def numpy_dtype(self, data_type: str) -> str | None:
         return data_type.lower()
 
+    def level_rank(self, level: str) -> int:
+        return 0
+
 
 def run(source: str, **values: object) -> object:
     env = Environment(values, NoFacts(), ENUMS)
@@ -62,7 +65,7 @@ REJECTED = [
     ("Axis <=", "syntax error: invalid syntax", 1),
     ("", "empty expression", 1),
     # Well-formed syntax, rejected by the type checker:
-    ('getattr(A, "Sizes")', "unknown function 'getattr' (functions: abs, all,", 1),
+    ('getattr(A, "Sizes")', "unknown function 'getattr' (functions: abs, add_each, all,", 1),
     ('open("f")', "unknown function 'open'", 1),
     ("eval(Axis)", "unknown function 'eval'", 1),
     ("Bogus + 1", "unknown name 'Bogus' (known names: A, Axis, B, Start)", 1),
@@ -221,7 +224,102 @@ def test_element_wise_masks_mark_each_offending_element() -> None:
     assert fn["same_parity"](facts, a, b).tolist() == [True, False, True]  # no wrapping
     assert fn["lowest"](facts, "INT8") == -128
     assert fn["lowest"](facts, "UINT16") == 0
+    assert fn["highest"](facts, "INT8") == 127
+    assert fn["highest"](facts, "UINT64") == 2**64 - 1  # exact, not a float
+    assert fn["highest"](facts, "FLOAT16") == 65504.0
     assert fn["is_float"](facts, "FLOAT16") and not fn["is_float"](facts, "INT32")
+
+
+def test_item_wise_list_functions() -> None:
+    fn = {name: f.impl for name, f in FUNCTIONS.items()}
+    facts = NoFacts()
+    assert fn["add_each"](facts, [1, 2, 3], [0, 4, 1]) == [1, 6, 4]
+    assert fn["mul_each"](facts, [1, 2, 3], [5, 1, 2]) == [5, 2, 6]
+    assert fn["each_at_most"](facts, [1, 4], [1, 5]) and not fn["each_at_most"](facts, [2], [1])
+    assert fn["each_less"](facts, [0, 4], [1, 5]) and not fn["each_less"](facts, [1], [1])
+    # SLICE1's example 1: a window of 4 at stride 2 visits 2 elements, 3 at -2 also 2.
+    assert fn["strided_count"](facts, [1, 1, 4, 3], [1, 1, 2, -2]) == [1, 1, 2, 2]
+    for name in ("add_each", "mul_each", "each_at_most", "each_less", "strided_count"):
+        with pytest.raises(ValueError, match="lists of 2 and 1 items"):
+            fn[name](facts, [1, 2], [1])
+    with pytest.raises(ValueError, match="a stride of 0"):
+        fn["strided_count"](facts, [3], [0])
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("add_each(A.Sizes, 1) == A.Sizes", "argument 2 must be list; got int"),
+        ("mul_each(A.Sizes) == A.Sizes", "takes 2 argument(s); got 1"),
+        ("strided_count(A.Sizes, A.Sizes) == 1", "cannot compare list == int"),
+    ],
+)
+def test_item_wise_list_functions_type_check(source: str, error: str) -> None:
+    with pytest.raises(ExpressionError) as raised:
+        compile_expression(source, DATA_SCOPE)
+    assert error in str(raised.value)
+
+
+def test_gather_and_reduction_masks() -> None:
+    fn = {name: f.impl for name, f in FUNCTIONS.items()}
+    facts = NoFacts()
+    assert fn["at_least"](facts, np.array([-3, -2, 2**63], dtype=object), -2).tolist() == [
+        False,
+        True,
+        True,
+    ]
+    ok = np.array([[True, False], [True, True]])
+    assert fn["all_along"](facts, ok, [1]).tolist() == [[False], [True]]
+    assert fn["all_along"](facts, ok, [0, 1]).shape == (1, 1)
+    # GATHER along axis 1 of a {2,3,4} input with indices {1,1,2}: output {2,2,4}; index 1
+    # is bad, so every output cell with coordinate 1 in the middle dimension is undefined.
+    cells = fn["gather_cells"](facts, np.array([[[True, False]]]), 1, 1, [2, 2, 4])
+    assert cells[:, 1, :].all() and not cells[:, 0, :].any()
+    # Index dimensions cropped off the front (leading 1s) still fit.
+    cells = fn["gather_cells"](facts, np.array([[False, True]]), 2, 0, [2])
+    assert cells.tolist() == [True, False]
+    with pytest.raises(ValueError, match="no 1 trailing index dimensions"):
+        fn["gather_cells"](facts, np.array([[True], [False]]), 1, 0, [1])
+    rows = fn["rows_written"](facts, np.array([[1.0, -0.0], [np.nan, 0.0]]), [4, 2])
+    assert rows.tolist() == [[True, True], [True, True], [False, False], [False, False]]
+
+
+@pytest.mark.parametrize(
+    ("function", "values", "data_type", "expected"),
+    [
+        ("SUM", [[100, -100], [1, 2]], "int8", [[False], [True]]),  # |100| + |-100| > 127
+        ("DML_REDUCE_FUNCTION_L1", [[-128, 0], [127, 0]], "int8", [[False], [True]]),
+        ("SUM_SQUARE", [[11, 2], [12, 0]], "int8", [[True], [False]]),  # 125 fits, 144 not
+        ("MULTIPLY", [[16, 8], [-15, 8]], "int8", [[False], [True]]),
+        ("MAX", [[127, 127], [127, 127]], "int8", [[True], [True]]),
+        ("SUM", [[3.0e38, 3.0e38], [np.inf, 1.0]], "float32", [[False], [True]]),
+        ("MULTIPLY", [[1e-30, 1e-30], [1e-20, 1e-10]], "float32", [[False], [True]]),
+        ("MULTIPLY", [[1e20, 1e20], [0.0, 1e30]], "float32", [[False], [True]]),
+        ("LOG_SUM_EXP", [[100.0, 0.0], [80.0, -np.inf]], "float32", [[False], [True]]),
+        ("LOG_SUM_EXP", [[-200.0, -300.0], [-np.inf, -np.inf]], "float32", [[False], [True]]),
+    ],
+)
+def test_reduced_fits(
+    function: str, values: list[list[float]], data_type: str, expected: object
+) -> None:
+    dtype = np.float64 if data_type.startswith("float") else object
+    mask = FUNCTIONS["reduced_fits"].impl(
+        NoFacts(), np.array(values, dtype=dtype), function, [1], data_type.upper()
+    )
+    assert mask.tolist() == expected
+
+
+def test_reduction_mask_expressions_type_check() -> None:
+    enums = {
+        **DATA_ENUMS,
+        "DML_REDUCE_FUNCTION": EnumInfo("DML_REDUCE_FUNCTION", "DML_REDUCE_FUNCTION_", ("SUM",)),
+    }
+    scope = Scope({"A": DATA_TENSOR}, enums, data_allowed=True)
+    source = 'all(reduced_fits(A.Values, "SUM", [0], A.DataType))'
+    assert compile_expression(source, scope).type == BOOL
+    with pytest.raises(ExpressionError) as raised:
+        compile_expression("all(reduced_fits(A.Values, A.DataType, [0], A.DataType))", scope)
+    assert "argument 2 must be enum DML_REDUCE_FUNCTION" in str(raised.value)
 
 
 def test_cells_where_not_broadcasts_to_the_output() -> None:

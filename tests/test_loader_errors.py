@@ -30,12 +30,14 @@ NAMES = (
     "InputTensor, OutputTensor, UpdatesTensor"
 )
 FUNCTIONS = (
-    "abs, all, all_at_least, all_equal, all_less, all_ones, as_type, both, broadcastable, "
-    "buffer_tensor_size, cells_where_not, distinct, distinct_offsets, each_tuple, effective_rank, "
-    "either, element_bits, fits, has_flag, in_bounds, is_float, is_power_of_two, len, "
-    "level_at_least, lowest, max, min, not_equal, not_nan, packed_strides, pad_left, power_fits, "
-    "present, prod, row_cells, same_data_type, same_dimension_count, same_parity, "
-    "same_sizes_except, slice_cells, sum, sum_along, target_cells, unique_along, unique_targets"
+    "abs, add_each, all, all_along, all_at_least, all_equal, all_less, all_ones, as_type, "
+    "at_least, both, broadcastable, buffer_tensor_size, cells_where_not, distinct, "
+    "distinct_offsets, each_at_most, each_less, each_tuple, effective_rank, either, "
+    "element_bits, fits, gather_cells, has_flag, highest, in_bounds, is_float, "
+    "is_power_of_two, len, level_at_least, lowest, max, min, mul_each, not_equal, not_nan, "
+    "packed_strides, pad_left, power_fits, present, prod, reduced_fits, row_cells, "
+    "rows_written, same_data_type, same_dimension_count, same_parity, same_sizes_except, "
+    "slice_cells, strided_count, sum, sum_along, target_cells, unique_along, unique_targets"
 )
 
 Mutation = Callable[[dict[str, Any]], Any]
@@ -50,6 +52,10 @@ class TextEdit:
 
 def constraint(index: int, **changes: Any) -> Mutation:
     return lambda spec: spec["constraints"][index].update(changes)
+
+
+def comparison(index: int, **changes: Any) -> Mutation:
+    return lambda spec: spec["semantics"]["comparison"][index].update(changes)
 
 
 CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
@@ -216,6 +222,61 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
         [
             f"{OP} at /constraints/9: a 'requires' constraint must say what is 'undefined' "
             "when violated"
+        ],
+    ),
+    (
+        "comparison rule with an unknown magnitude",
+        "operators/scatter_nd.json",
+        comparison(0, rule="ulp", max_ulps=1, terms="1", magnitude="relative"),
+        [
+            f"{OP} at /semantics/comparison/0/magnitude: 'relative' is not one of "
+            "['output', 'absolute_inputs', 'log_of_sum', 'one']"
+        ],
+    ),
+    (
+        "comparison rule with terms but no max_ulps",
+        "operators/scatter_nd.json",
+        comparison(0, terms="prod(InputTensor.Sizes)", magnitude="output"),
+        [
+            f"{OP} at /semantics/comparison/0: 'terms' and 'magnitude' need an 'ulp' rule with "
+            "max_ulps (an element passes within max_ulps * ULP(expected) + terms * eps * "
+            "magnitude)"
+        ],
+    ),
+    (
+        "comparison rule with terms but no magnitude",
+        "operators/scatter_nd.json",
+        comparison(0, rule="ulp", max_ulps=1, terms="IndexTupleSize"),
+        [
+            f"{OP} at /semantics/comparison/0: 'terms' needs 'magnitude': the bound is "
+            "terms * eps * magnitude"
+        ],
+    ),
+    (
+        "comparison rule whose terms do not compile",
+        "operators/scatter_nd.json",
+        comparison(0, rule="ulp", max_ulps=1, terms="Foo + 1", magnitude="output"),
+        [
+            f"{OP} at /semantics/comparison/0/terms: unknown name 'Foo' (known names: {NAMES}) "
+            "(in 'Foo + 1' at column 1)"
+        ],
+    ),
+    (
+        "comparison rule whose when is not a condition",
+        "operators/scatter_nd.json",
+        comparison(0, when="IndexTupleSize"),
+        [
+            f"{OP} at /semantics/comparison/0/when: expression 'IndexTupleSize' must be bool; "
+            "it is int"
+        ],
+    ),
+    (
+        "comparison rule whose when reads element ordinals",
+        "operators/scatter_nd.json",
+        comparison(0, when="k == 0"),
+        [
+            f"{OP} at /semantics/comparison/0/when: unknown name 'k' (known names: {NAMES}) "
+            "(in 'k == 0' at column 1)"
         ],
     ),
     (

@@ -32,6 +32,9 @@ _SCALAR_CANDIDATES = {
     "bool": (False, True),
     "scalar_union": (1, 0, 2),
 }
+# Arrays a rule blames are tried with every item set to the next candidate (window offsets
+# of 0, say, where a window of 1 must fit a size of 1).
+_ARRAY_CANDIDATES = {"uint_array": (1, 0, 2), "int_array": (1, 0, -1, 2)}
 
 
 def example_desc(spec: OperatorSpec, fields: Any) -> Desc:
@@ -164,8 +167,10 @@ def _enum_for_row(row: SupportRow, name: str, members: tuple[str, ...]) -> str:
 
 
 def _repair(spec: OperatorSpec, desc: Desc, level: str, rounds: int = 12) -> Desc | None:
-    """Give each scalar field a rule points at its next candidate, until the desc is valid."""
+    """Give each scalar field (or array) a rule points at its next candidate (every item set
+    to it), until the desc is valid."""
     kinds = {f.name: f.kind for f in spec.fields}
+    candidates_of = {**_SCALAR_CANDIDATES, **_ARRAY_CANDIDATES}
     tried: dict[str, int] = {}
     for _ in range(rounds):
         result = validate_operator({"type": spec.operator_type, "desc": desc}, level)
@@ -174,15 +179,17 @@ def _repair(spec: OperatorSpec, desc: Desc, level: str, rounds: int = 12) -> Des
         blamed = [
             v.path.split("/")[2]
             for v in result.violations
-            if v.path.count("/") == 2 and kinds.get(v.path.split("/")[2]) in _SCALAR_CANDIDATES
+            if v.path.count("/") == 2 and kinds.get(v.path.split("/")[2]) in candidates_of
         ]
         if not blamed:
             return None
         name = blamed[0]
-        candidates = _SCALAR_CANDIDATES[kinds[name]]
+        candidates = candidates_of[kinds[name]]
         tried[name] = tried.get(name, 0) + 1
         if tried[name] >= len(candidates):
             return None
-        # A count field takes its arrays along (DimensionCount sizes Strides, ...).
-        desc = resized(spec, desc, name, candidates[tried[name]])
+        if kinds[name] in _ARRAY_CANDIDATES:
+            desc = {**desc, name: [candidates[tried[name]]] * len(desc.get(name, []))}
+        else:  # a count field takes its arrays along (DimensionCount sizes Strides, ...)
+            desc = resized(spec, desc, name, candidates[tried[name]])
     return None

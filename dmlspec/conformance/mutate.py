@@ -61,14 +61,21 @@ def rederive(
     return fixed
 
 
+_NEUTRAL_ITEMS: dict[str, Any] = {"uint_array": 1, "int_array": 1, "float_array": 1.0}
+
+
 def resized(spec: OperatorSpec, desc: Desc, count_field: str, count: Any) -> Desc:
     """`desc` with `count_field` set and every array it sizes given that many items."""
     changed = copy.deepcopy(desc)
     changed[count_field] = count
     for field in spec.fields:
         items = changed.get(field.name)
-        if field.count_field == count_field and isinstance(items, list) and items:
-            changed[field.name] = [copy.deepcopy(items[-1]) for _ in range(int(count))]
+        if field.count_field != count_field or not isinstance(items, list):
+            continue
+        # An array emptied by an earlier count of 0 grows back with a neutral item.
+        item = items[-1] if items else _NEUTRAL_ITEMS.get(field.kind)
+        if item is not None:
+            changed[field.name] = [copy.deepcopy(item) for _ in range(int(count))]
     return changed
 
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from . import cells
 from .errors import Absent
 from .types import (
     ARRAY,
@@ -35,6 +36,7 @@ from .types import (
 __all__ = ["FUNCTIONS", "Facts", "Function", "TypeRuleError", "scalar_union_value"]
 
 DATA_TYPE = EnumType("DML_TENSOR_DATA_TYPE")
+REDUCE_FUNCTION = EnumType("DML_REDUCE_FUNCTION")
 
 
 class Facts(Protocol):
@@ -200,6 +202,18 @@ def _pad_left_impl(facts: Facts, values: list[int], count: int, fill: int = 1) -
     return [fill] * max(count - len(values), 0) + list(values)
 
 
+def _paired(xs: Sequence[int], ys: Sequence[int]) -> zip[tuple[int, int]]:
+    if len(xs) != len(ys):
+        raise ValueError(f"lists of {len(xs)} and {len(ys)} items")
+    return zip(xs, ys, strict=True)
+
+
+def _strided_count(facts: Facts, sizes: list[int], strides: list[int]) -> list[int]:
+    if any(stride == 0 for stride in strides):
+        raise ValueError("a stride of 0")
+    return [1 + (size - 1) // abs(stride) for size, stride in _paired(sizes, strides)]
+
+
 def _packed_strides(facts: Facts, sizes: list[int]) -> list[int]:
     strides, running = [], 1
     for size in reversed(sizes):
@@ -354,6 +368,11 @@ def _data_type_kind(facts: Facts, data_type: str) -> str:
 def _lowest(facts: Facts, data_type: str) -> int | float:
     dtype = np.dtype(facts.numpy_dtype(data_type) or "")
     return int(np.iinfo(dtype).min) if dtype.kind in "iu" else float(np.finfo(dtype).min)
+
+
+def _highest(facts: Facts, data_type: str) -> int | float:
+    dtype = np.dtype(facts.numpy_dtype(data_type) or "")
+    return int(np.iinfo(dtype).max) if dtype.kind in "iu" else float(np.finfo(dtype).max)
 
 
 def _exact(values: np.ndarray) -> np.ndarray:
@@ -532,6 +551,42 @@ _FUNCTION_LIST = [
         "Product of the items (1 for an empty list).",
         _fixed(LIST, returns=INT),
         _prod,
+    ),
+    Function(
+        "add_each",
+        "add_each(xs: list, ys: list) -> list",
+        "Item-wise sums xs[i] + ys[i] of two lists of one length (PADDING's output sizes).",
+        _fixed(LIST, LIST, returns=LIST),
+        lambda facts, xs, ys: [x + y for x, y in _paired(xs, ys)],
+    ),
+    Function(
+        "mul_each",
+        "mul_each(xs: list, ys: list) -> list",
+        "Item-wise products xs[i] * ys[i] of two lists of one length (TILE's output sizes).",
+        _fixed(LIST, LIST, returns=LIST),
+        lambda facts, xs, ys: [x * y for x, y in _paired(xs, ys)],
+    ),
+    Function(
+        "each_at_most",
+        "each_at_most(xs: list, ys: list) -> bool",
+        "xs[i] <= ys[i] for every i, for two lists of one length.",
+        _fixed(LIST, LIST, returns=BOOL),
+        lambda facts, xs, ys: all(x <= y for x, y in _paired(xs, ys)),
+    ),
+    Function(
+        "each_less",
+        "each_less(xs: list, ys: list) -> bool",
+        "xs[i] < ys[i] for every i, for two lists of one length.",
+        _fixed(LIST, LIST, returns=BOOL),
+        lambda facts, xs, ys: all(x < y for x, y in _paired(xs, ys)),
+    ),
+    Function(
+        "strided_count",
+        "strided_count(sizes: list, strides: list) -> list",
+        "Per item 1 + (sizes[i] - 1) // abs(strides[i]): how many elements a window of that "
+        "size visits at that (non-zero) stride, from either end.",
+        _fixed(LIST, LIST, returns=LIST),
+        _strided_count,
     ),
     Function(
         "sum",
@@ -717,6 +772,13 @@ _FUNCTION_LIST = [
         _lowest,
     ),
     Function(
+        "highest",
+        "highest(t: enum DML_TENSOR_DATA_TYPE) -> number",
+        "The largest finite value of data type t.",
+        _fixed(DATA_TYPE, returns=NUMBER),
+        _highest,
+    ),
+    Function(
         "not_nan",
         "not_nan(a: array) -> mask",
         "Element-wise: a is not NaN (true everywhere for integer data).",
@@ -772,6 +834,54 @@ _FUNCTION_LIST = [
         "Element-wise m and n (broadcast).",
         _fixed(MASK, MASK, returns=MASK),
         _both,
+        data_only=True,
+    ),
+    Function(
+        "at_least",
+        "at_least(a: array, x: number) -> mask",
+        "Element-wise a >= x, compared exactly.",
+        _fixed(ARRAY, NUMBER, returns=MASK),
+        cells.at_least,
+        data_only=True,
+    ),
+    Function(
+        "all_along",
+        "all_along(m: mask, axes: list) -> mask",
+        "Per reduced set (the elements that differ only along `axes`, which are kept as "
+        "size-1 dimensions): true when m holds for all of them.",
+        _fixed(MASK, LIST, returns=MASK),
+        cells.all_along,
+        data_only=True,
+    ),
+    Function(
+        "reduced_fits",
+        "reduced_fits(a: array, f: enum DML_REDUCE_FUNCTION, axes: list, "
+        "t: enum DML_TENSOR_DATA_TYPE) -> mask",
+        "Per reduced set along `axes` (kept as size-1 dimensions): what reduction f "
+        "accumulates, on |a| (sum, sum of squares, product; for floats over the finite "
+        "elements, products and LOG_SUM_EXP's sum of exp also above the smallest normal), "
+        "stays within type t, so no partial result overflows in any order.",
+        _fixed(ARRAY, REDUCE_FUNCTION, LIST, DATA_TYPE, returns=MASK),
+        cells.reduced_fits,
+        data_only=True,
+    ),
+    Function(
+        "gather_cells",
+        "gather_cells(ok: mask, count: int, inner: int, sizes: list) -> mask",
+        "A mask of shape `sizes`, true at every cell whose `count` coordinates before the "
+        "last `inner` address a false element of `ok` (its last `count` dimensions): the "
+        "output cells a gather along an axis writes from a bad index.",
+        _fixed(MASK, INT, INT, LIST, returns=MASK),
+        cells.gather_cells,
+        data_only=True,
+    ),
+    Function(
+        "rows_written",
+        "rows_written(a: array, sizes: list) -> mask",
+        "A mask of shape `sizes` (..., M, N), true in the first c of the M rows, c the "
+        "number of non-zero elements of `a` (-0.0 counts as zero, NaN as non-zero).",
+        _fixed(ARRAY, LIST, returns=MASK),
+        cells.rows_written,
         data_only=True,
     ),
     Function(

@@ -38,12 +38,51 @@ FIELDS = (
 )
 
 
+def _block_area(d: View) -> Any:
+    """BlockArea: The number of elements of one BlockSize x BlockSize block: the channels of the
+    input that make one output channel's block.
+    """
+    return d.BlockSize * d.BlockSize
+
+
+def _expected_output_sizes(d: View) -> Any:
+    """ExpectedOutputSizes: OutputTensor.Sizes implied by the input: { BatchCount, InputChannelCount
+    / (BlockSize * BlockSize), InputHeight * BlockSize, InputWidth * BlockSize }.
+    """
+    return (
+        [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1] // d.BlockArea, d.InputTensor.Sizes[2] * d.BlockSize, d.InputTensor.Sizes[3] * d.BlockSize]
+    )
+
+
 def _c1(d: View) -> bool:
     """DEPTH_TO_SPACE.C1: InputTensor, OutputTensor must have the same DataType."""
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c2(d: View) -> bool:
+    """DEPTH_TO_SPACE.C2: BlockSize must be at least 1."""
+    return bool(d.BlockSize >= 1)
+
+
+def _c3(d: View) -> bool:
+    """DEPTH_TO_SPACE.C3: InputTensor.Sizes[1] (InputChannelCount) must be a multiple of BlockSize *
+    BlockSize.
+    """
+    return bool(d.InputTensor.Sizes[1] % d.BlockArea == 0)
+
+
+def _c4(d: View) -> bool:
+    """DEPTH_TO_SPACE.C4: OutputTensor.Sizes must be { InputTensor.Sizes[0], InputTensor.Sizes[1] /
+    (BlockSize * BlockSize), InputTensor.Sizes[2] * BlockSize, InputTensor.Sizes[3] * BlockSize
+    }.
+    """
+    return bool(d.OutputTensor.Sizes == d.ExpectedOutputSizes)
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "BlockArea": _block_area,
+    "ExpectedOutputSizes": _expected_output_sizes,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -54,6 +93,39 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "DEPTH_TO_SPACE.C2",
+        _c2,
+        "BlockSize must be at least 1",
+        "/BlockSize",
+        operands=(
+            ("BlockSize", lambda d: d.BlockSize),
+        ),
+    ),
+    Rule(
+        "DEPTH_TO_SPACE.C3",
+        _c3,
+        "InputTensor.Sizes[1] (InputChannelCount) must be a multiple of BlockSize * BlockSize",
+        "/InputTensor/Sizes",
+        depends_on=("DEPTH_TO_SPACE.C2",),
+        operands=(
+            ("InputTensor.Sizes[1] % BlockArea", lambda d: d.InputTensor.Sizes[1] % d.BlockArea),
+        ),
+    ),
+    Rule(
+        "DEPTH_TO_SPACE.C4",
+        _c4,
+        (
+            "OutputTensor.Sizes must be { InputTensor.Sizes[0], InputTensor.Sizes[1] / (BlockSize *"
+            " BlockSize), InputTensor.Sizes[2] * BlockSize, InputTensor.Sizes[3] * BlockSize }"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("DEPTH_TO_SPACE.C2", "DEPTH_TO_SPACE.C3"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("ExpectedOutputSizes", lambda d: d.ExpectedOutputSizes),
         ),
     ),
 )
@@ -142,7 +214,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a DEPTH_TO_SPACE operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 1 DEPTH_TO_SPACE error
+    the level, the tensor rules, the support table row in force and the 4 DEPTH_TO_SPACE error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -24,9 +24,10 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
-from .common import COMMON
+from .common import COMMON, fn
 
 __all__ = ["TABLE", "check_requires", "validate"]
 
@@ -37,11 +38,44 @@ FIELDS = (
 )
 
 
+def _r1(d: View) -> bool:
+    """DIAGONAL_MATRIX.R1: Value, truncated toward zero, must fit OutputTensor's integer DataType.
+    """
+    return bool(
+        fn.is_float(d.OutputTensor.DataType)
+        or (
+            fn.lowest(d.OutputTensor.DataType) - 1 < d.Value
+            and d.Value < fn.highest(d.OutputTensor.DataType) + 1
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = ()
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "DIAGONAL_MATRIX.R1",
+        _r1,
+        "Value, truncated toward zero, must fit OutputTensor's integer DataType",
+        "/OutputTensor/DataType",
+        operands=(
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+            ("lowest(OutputTensor.DataType) - 1", lambda d: fn.lowest(d.OutputTensor.DataType) - 1),
+            ("Value", lambda d: d.Value),
+            (
+                "highest(OutputTensor.DataType) + 1",
+                lambda d: fn.highest(d.OutputTensor.DataType) + 1,
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -119,7 +153,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (DIAGONAL_MATRIX.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

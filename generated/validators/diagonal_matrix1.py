@@ -61,6 +61,13 @@ def _c3(d: View) -> bool:
     return bool(d.ValueDataType == d.OutputTensor.DataType)
 
 
+def _c4(d: View) -> bool:
+    """DIAGONAL_MATRIX1.C4: InputTensor, OutputTensor must have the same Sizes."""
+    return bool(
+        not fn.present(lambda: d.InputTensor) or d.InputTensor.Sizes == d.OutputTensor.Sizes
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -94,6 +101,18 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("ValueDataType", lambda d: d.ValueDataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "DIAGONAL_MATRIX1.C4",
+        _c4,
+        "InputTensor, OutputTensor must have the same Sizes",
+        "/InputTensor",
+        depends_on=("DIAGONAL_MATRIX1.C2",),
+        operands=(
+            ("InputTensor", lambda d: d.InputTensor),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
         ),
     ),
 )
@@ -156,7 +175,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a DIAGONAL_MATRIX1 operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 4
     DIAGONAL_MATRIX1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

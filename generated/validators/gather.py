@@ -23,6 +23,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -36,6 +37,31 @@ FIELDS = (
     FieldInfo("Axis", "uint", optional=False),
     FieldInfo("IndexDimensions", "uint", optional=False),
 )
+
+
+def _index_sizes(d: View) -> Any:
+    """IndexSizes: The IndexDimensions meaningful IndicesTensor sizes (its trailing ones)."""
+    return d.IndicesTensor.Sizes[d.IndicesTensor.DimensionCount - d.IndexDimensions:]
+
+
+def _gathered_sizes(d: View) -> Any:
+    """GatheredSizes: InputTensor.Sizes before Axis, the meaningful IndicesTensor sizes, then
+    InputTensor.Sizes after Axis, with leading 1s up to OutputTensor.DimensionCount (longer than
+    that when IndexDimensions > 1).
+    """
+    return (
+        fn.pad_left(
+            d.InputTensor.Sizes[:d.Axis] + d.IndexSizes + d.InputTensor.Sizes[d.Axis + 1:],
+            d.OutputTensor.DimensionCount,
+        )
+    )
+
+
+def _expected_output_sizes(d: View) -> Any:
+    """ExpectedOutputSizes: OutputTensor.Sizes: the last OutputTensor.DimensionCount of
+    GatheredSizes, the leading ones cropped as the page says.
+    """
+    return d.GatheredSizes[fn.len(d.GatheredSizes) - d.OutputTensor.DimensionCount:]
 
 
 def _c1(d: View) -> bool:
@@ -74,7 +100,40 @@ def _c5(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c6(d: View) -> bool:
+    """GATHER.C6: OutputTensor.Sizes must be InputTensor.Sizes before Axis, the IndexDimensions
+    trailing IndicesTensor.Sizes, then InputTensor.Sizes after Axis, right-aligned to
+    OutputTensor.DimensionCount.
+    """
+    return bool(d.OutputTensor.Sizes == d.ExpectedOutputSizes)
+
+
+def _c7(d: View) -> bool:
+    """GATHER.C7: the leading sizes cropped to fit OutputTensor.DimensionCount must be 1s of
+    InputTensor.Sizes before Axis.
+    """
+    return bool(
+        fn.all_ones(d.GatheredSizes[:fn.len(d.GatheredSizes) - d.OutputTensor.DimensionCount])
+    )
+
+
+def _c8(d: View) -> bool:
+    """GATHER.C8: the IndicesTensor sizes before the IndexDimensions meaningful ones must be 1."""
+    return bool(
+        fn.all_ones(d.IndicesTensor.Sizes[:d.IndicesTensor.DimensionCount - d.IndexDimensions])
+    )
+
+
+def _r1(d: View) -> bool:
+    """GATHER.R1: every index must lie in [-size, size) of InputTensor's Axis dimension."""
+    return bool(fn.all(fn.in_bounds(d.IndicesTensor.Values, d.InputTensor.Sizes[d.Axis])))
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "IndexSizes": _index_sizes,
+    "GatheredSizes": _gathered_sizes,
+    "ExpectedOutputSizes": _expected_output_sizes,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -135,9 +194,81 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "GATHER.C6",
+        _c6,
+        (
+            "OutputTensor.Sizes must be InputTensor.Sizes before Axis, the IndexDimensions trailing"
+            " IndicesTensor.Sizes, then InputTensor.Sizes after Axis, right-aligned to "
+            "OutputTensor.DimensionCount"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("GATHER.C1", "GATHER.C3", "GATHER.C4", "GATHER.C5", "GATHER.C7"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("ExpectedOutputSizes", lambda d: d.ExpectedOutputSizes),
+        ),
+    ),
+    Rule(
+        "GATHER.C7",
+        _c7,
+        (
+            "the leading sizes cropped to fit OutputTensor.DimensionCount must be 1s of "
+            "InputTensor.Sizes before Axis"
+        ),
+        "/OutputTensor/DimensionCount",
+        depends_on=("GATHER.C1", "GATHER.C3", "GATHER.C4", "GATHER.C5"),
+        operands=(
+            (
+                "GatheredSizes[:len(GatheredSizes) - OutputTensor.DimensionCount]",
+                lambda d: d.GatheredSizes[:fn.len(d.GatheredSizes) - d.OutputTensor.DimensionCount],
+            ),
+        ),
+    ),
+    Rule(
+        "GATHER.C8",
+        _c8,
+        "the IndicesTensor sizes before the IndexDimensions meaningful ones must be 1",
+        "/IndicesTensor/Sizes",
+        depends_on=("GATHER.C4",),
+        operands=(
+            (
+                "IndicesTensor.Sizes[:IndicesTensor.DimensionCount - IndexDimensions]",
+                lambda d: (
+                    d.IndicesTensor.Sizes[:d.IndicesTensor.DimensionCount - d.IndexDimensions]
+                ),
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "GATHER.R1",
+        _r1,
+        "every index must lie in [-size, size) of InputTensor's Axis dimension",
+        "/IndicesTensor/Values",
+        depends_on=("GATHER.C6", "GATHER.C8"),
+        operands=(
+            (
+                "in_bounds(IndicesTensor.Values, InputTensor.Sizes[Axis])",
+                lambda d: fn.in_bounds(d.IndicesTensor.Values, d.InputTensor.Sizes[d.Axis]),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.gather_cells(
+                    fn.in_bounds(d.IndicesTensor.Values, d.InputTensor.Sizes[d.Axis]),
+                    d.IndexDimensions,
+                    d.InputTensor.DimensionCount - d.Axis - 1,
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -250,7 +381,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a GATHER operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 5 GATHER error constraints.
+    level, the tensor rules, the support table row in force and the 8 GATHER error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -258,7 +389,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
+    """Check the data preconditions (GATHER.R1) of a valid desc against input arrays keyed by tensor
     field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

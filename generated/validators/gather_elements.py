@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -74,6 +75,11 @@ def _c4(d: View) -> bool:
 def _c5(d: View) -> bool:
     """GATHER_ELEMENTS.C5: OutputTensor.Sizes must match IndicesTensor.Sizes."""
     return bool(d.OutputTensor.Sizes == d.IndicesTensor.Sizes)
+
+
+def _r1(d: View) -> bool:
+    """GATHER_ELEMENTS.R1: every index must lie in [-size, size) of InputTensor's Axis dimension."""
+    return bool(fn.all(fn.in_bounds(d.IndicesTensor.Values, d.InputTensor.Sizes[d.Axis])))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -140,7 +146,31 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "GATHER_ELEMENTS.R1",
+        _r1,
+        "every index must lie in [-size, size) of InputTensor's Axis dimension",
+        "/IndicesTensor/Values",
+        depends_on=("GATHER_ELEMENTS.C3", "GATHER_ELEMENTS.C5"),
+        operands=(
+            (
+                "in_bounds(IndicesTensor.Values, InputTensor.Sizes[Axis])",
+                lambda d: fn.in_bounds(d.IndicesTensor.Values, d.InputTensor.Sizes[d.Axis]),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.in_bounds(d.IndicesTensor.Values, d.InputTensor.Sizes[d.Axis]),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -245,7 +275,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (GATHER_ELEMENTS.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

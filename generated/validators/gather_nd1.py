@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -38,6 +39,45 @@ FIELDS = (
     FieldInfo("IndicesDimensionCount", "uint", optional=False),
     FieldInfo("BatchDimensionCount", "uint", optional=False),
 )
+
+
+def _index_tuple_size(d: View) -> Any:
+    """IndexTupleSize: q: the number of coordinates per index tuple (the last IndicesTensor
+    dimension).
+    """
+    return d.IndicesTensor.Sizes[-1]
+
+
+def _input_meaningful_sizes(d: View) -> Any:
+    """InputMeaningfulSizes: The trailing InputDimensionCount sizes of InputTensor."""
+    return d.InputTensor.Sizes[d.InputTensor.DimensionCount - d.InputDimensionCount:]
+
+
+def _indices_meaningful_sizes(d: View) -> Any:
+    """IndicesMeaningfulSizes: The trailing IndicesDimensionCount sizes of IndicesTensor."""
+    return d.IndicesTensor.Sizes[d.IndicesTensor.DimensionCount - d.IndicesDimensionCount:]
+
+
+def _index_bounds(d: View) -> Any:
+    """IndexBounds: The sizes of the input dimensions an index tuple addresses, one per coordinate:
+    the q meaningful input dimensions after the batch dimensions.
+    """
+    return d.InputMeaningfulSizes[d.BatchDimensionCount:d.BatchDimensionCount + d.IndexTupleSize]
+
+
+def _expected_output_sizes(d: View) -> Any:
+    """ExpectedOutputSizes: OutputTensor.Sizes implied by the indices and input: the meaningful
+    indices sizes without the tuple dimension (the batch dimensions first), then the meaningful
+    input sizes after the batch dimensions and the q the tuples address, right-aligned and padded
+    with leading 1s.
+    """
+    return (
+        fn.pad_left(
+            d.IndicesMeaningfulSizes[:-1]
+            + d.InputMeaningfulSizes[d.BatchDimensionCount + d.IndexTupleSize:],
+            d.OutputTensor.DimensionCount,
+        )
+    )
 
 
 def _c1(d: View) -> bool:
@@ -84,7 +124,68 @@ def _c6(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c7(d: View) -> bool:
+    """GATHER_ND1.C7: BatchDimensionCount plus the index tuple size IndicesTensor.Sizes[-1] must be
+    at most InputDimensionCount.
+    """
+    return bool(d.BatchDimensionCount + d.IndexTupleSize <= d.InputDimensionCount)
+
+
+def _c8(d: View) -> bool:
+    """GATHER_ND1.C8: BatchDimensionCount must be less than IndicesDimensionCount."""
+    return bool(d.BatchDimensionCount < d.IndicesDimensionCount)
+
+
+def _c9(d: View) -> bool:
+    """GATHER_ND1.C9: the first BatchDimensionCount meaningful sizes of IndicesTensor and
+    InputTensor must match.
+    """
+    return bool(
+        d.IndicesMeaningfulSizes[:d.BatchDimensionCount]
+        == d.InputMeaningfulSizes[:d.BatchDimensionCount]
+    )
+
+
+def _c10(d: View) -> bool:
+    """GATHER_ND1.C10: OutputTensor.Sizes must be the meaningful IndicesTensor sizes without the
+    last, then the meaningful InputTensor sizes after the batch dimensions and the first
+    IndicesTensor.Sizes[-1], right-aligned and padded with 1s.
+    """
+    return bool(d.OutputTensor.Sizes == d.ExpectedOutputSizes)
+
+
+def _c11(d: View) -> bool:
+    """GATHER_ND1.C11: the leading InputTensor sizes before the InputDimensionCount meaningful ones
+    must be 1.
+    """
+    return bool(
+        fn.all_ones(d.InputTensor.Sizes[:d.InputTensor.DimensionCount - d.InputDimensionCount])
+    )
+
+
+def _c12(d: View) -> bool:
+    """GATHER_ND1.C12: the leading IndicesTensor sizes before the IndicesDimensionCount meaningful
+    ones must be 1.
+    """
+    return bool(
+        fn.all_ones(
+            d.IndicesTensor.Sizes[:d.IndicesTensor.DimensionCount - d.IndicesDimensionCount],
+        )
+    )
+
+
+def _r1(d: View) -> bool:
+    """GATHER_ND1.R1: every index must lie in [-size, size) of the input dimension it addresses."""
+    return bool(fn.all(fn.in_bounds(d.IndicesTensor.Values, d.IndexBounds)))
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "IndexTupleSize": _index_tuple_size,
+    "InputMeaningfulSizes": _input_meaningful_sizes,
+    "IndicesMeaningfulSizes": _indices_meaningful_sizes,
+    "IndexBounds": _index_bounds,
+    "ExpectedOutputSizes": _expected_output_sizes,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -154,9 +255,135 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
     ),
+    Rule(
+        "GATHER_ND1.C7",
+        _c7,
+        (
+            "BatchDimensionCount plus the index tuple size IndicesTensor.Sizes[-1] must be at most "
+            "InputDimensionCount"
+        ),
+        "/BatchDimensionCount",
+        depends_on=("GATHER_ND1.C3", "GATHER_ND1.C4", "GATHER_ND1.C6"),
+        operands=(
+            (
+                "BatchDimensionCount + IndexTupleSize",
+                lambda d: d.BatchDimensionCount + d.IndexTupleSize,
+            ),
+            ("InputDimensionCount", lambda d: d.InputDimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C8",
+        _c8,
+        "BatchDimensionCount must be less than IndicesDimensionCount",
+        "/BatchDimensionCount",
+        depends_on=("GATHER_ND1.C5", "GATHER_ND1.C6"),
+        operands=(
+            ("BatchDimensionCount", lambda d: d.BatchDimensionCount),
+            ("IndicesDimensionCount", lambda d: d.IndicesDimensionCount),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C9",
+        _c9,
+        (
+            "the first BatchDimensionCount meaningful sizes of IndicesTensor and InputTensor must "
+            "match"
+        ),
+        "/BatchDimensionCount",
+        depends_on=("GATHER_ND1.C4", "GATHER_ND1.C5", "GATHER_ND1.C7", "GATHER_ND1.C8"),
+        operands=(
+            (
+                "IndicesMeaningfulSizes[:BatchDimensionCount]",
+                lambda d: d.IndicesMeaningfulSizes[:d.BatchDimensionCount],
+            ),
+            (
+                "InputMeaningfulSizes[:BatchDimensionCount]",
+                lambda d: d.InputMeaningfulSizes[:d.BatchDimensionCount],
+            ),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C10",
+        _c10,
+        (
+            "OutputTensor.Sizes must be the meaningful IndicesTensor sizes without the last, then "
+            "the meaningful InputTensor sizes after the batch dimensions and the first "
+            "IndicesTensor.Sizes[-1], right-aligned and padded with 1s"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "GATHER_ND1.C1",
+            "GATHER_ND1.C4",
+            "GATHER_ND1.C5",
+            "GATHER_ND1.C7",
+            "GATHER_ND1.C8",
+        ),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("ExpectedOutputSizes", lambda d: d.ExpectedOutputSizes),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C11",
+        _c11,
+        "the leading InputTensor sizes before the InputDimensionCount meaningful ones must be 1",
+        "/InputTensor/Sizes",
+        depends_on=("GATHER_ND1.C4",),
+        operands=(
+            (
+                "InputTensor.Sizes[:InputTensor.DimensionCount - InputDimensionCount]",
+                lambda d: (
+                    d.InputTensor.Sizes[:d.InputTensor.DimensionCount - d.InputDimensionCount]
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "GATHER_ND1.C12",
+        _c12,
+        (
+            "the leading IndicesTensor sizes before the IndicesDimensionCount meaningful ones must "
+            "be 1"
+        ),
+        "/IndicesTensor/Sizes",
+        depends_on=("GATHER_ND1.C5",),
+        operands=(
+            (
+                "IndicesTensor.Sizes[:IndicesTensor.DimensionCount - IndicesDimensionCount]",
+                lambda d: (
+                    d.IndicesTensor.Sizes[:d.IndicesTensor.DimensionCount - d.IndicesDimensionCount]
+                ),
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "GATHER_ND1.R1",
+        _r1,
+        "every index must lie in [-size, size) of the input dimension it addresses",
+        "/IndicesTensor/Values",
+        depends_on=("GATHER_ND1.C9", "GATHER_ND1.C10"),
+        operands=(
+            (
+                "in_bounds(IndicesTensor.Values, IndexBounds)",
+                lambda d: fn.in_bounds(d.IndicesTensor.Values, d.IndexBounds),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.row_cells(
+                    fn.each_tuple(fn.in_bounds(d.IndicesTensor.Values, d.IndexBounds)),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -235,7 +462,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a GATHER_ND1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 6 GATHER_ND1 error
+    the level, the tensor rules, the support table row in force and the 12 GATHER_ND1 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -244,7 +471,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (GATHER_ND1.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

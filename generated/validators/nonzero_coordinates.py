@@ -23,6 +23,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -69,6 +70,13 @@ def _c5(d: View) -> bool:
         <= d.OutputCoordinatesTensor.Sizes[-1]
         <= d.InputTensor.DimensionCount
     )
+
+
+def _r1(d: View) -> bool:
+    """NONZERO_COORDINATES.R1: every row of OutputCoordinatesTensor is written only when every
+    InputTensor element is non-zero.
+    """
+    return bool(fn.all(fn.rows_written(d.InputTensor.Values, d.OutputCoordinatesTensor.Sizes)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -127,7 +135,33 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "NONZERO_COORDINATES.R1",
+        _r1,
+        (
+            "every row of OutputCoordinatesTensor is written only when every InputTensor element is"
+            " non-zero"
+        ),
+        "/InputTensor/Values",
+        operands=(
+            (
+                "rows_written(InputTensor.Values, OutputCoordinatesTensor.Sizes)",
+                lambda d: fn.rows_written(d.InputTensor.Values, d.OutputCoordinatesTensor.Sizes),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputCoordinatesTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.rows_written(d.InputTensor.Values, d.OutputCoordinatesTensor.Sizes),
+                    d.OutputCoordinatesTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -191,7 +225,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (NONZERO_COORDINATES.R1) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

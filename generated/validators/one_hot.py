@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -77,6 +78,18 @@ def _c5(d: View) -> bool:
 def _c6(d: View) -> bool:
     """ONE_HOT.C6: ValuesTensor must contain at least two elements."""
     return bool(fn.prod(d.ValuesTensor.Sizes) >= 2)
+
+
+def _r1(d: View) -> bool:
+    """ONE_HOT.R1: a negative index must be at least -OutputTensor.Sizes[Axis]."""
+    return bool(
+        fn.all(
+            fn.either(
+                fn.in_bounds(d.IndicesTensor.Values, d.OutputTensor.Sizes[d.Axis]),
+                fn.at_least(d.IndicesTensor.Values, 0),
+            ),
+        )
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -151,7 +164,42 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ONE_HOT.R1",
+        _r1,
+        "a negative index must be at least -OutputTensor.Sizes[Axis]",
+        "/IndicesTensor/Values",
+        depends_on=("ONE_HOT.C3", "ONE_HOT.C4"),
+        operands=(
+            (
+                (
+                    "either(in_bounds(IndicesTensor.Values, OutputTensor.Sizes[Axis]), "
+                    "at_least(IndicesTensor.Values, 0))"
+                ),
+                lambda d: (
+                    fn.either(
+                        fn.in_bounds(d.IndicesTensor.Values, d.OutputTensor.Sizes[d.Axis]),
+                        fn.at_least(d.IndicesTensor.Values, 0),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.either(
+                        fn.in_bounds(d.IndicesTensor.Values, d.OutputTensor.Sizes[d.Axis]),
+                        fn.at_least(d.IndicesTensor.Values, 0),
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -272,7 +320,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ONE_HOT.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -41,6 +42,11 @@ FIELDS = (
 )
 
 
+def _total_padding(d: View) -> Any:
+    """TotalPadding: StartPadding + EndPadding in each dimension."""
+    return fn.add_each(d.StartPadding, d.EndPadding)
+
+
 def _c1(d: View) -> bool:
     """PADDING.C1: InputTensor, OutputTensor must have the same DataType."""
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
@@ -56,7 +62,51 @@ def _c3(d: View) -> bool:
     return bool(d.DimensionCount == d.InputTensor.DimensionCount)
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c4(d: View) -> bool:
+    """PADDING.C4: OutputTensor.Sizes[i] must be InputTensor.Sizes[i] + StartPadding[i] +
+    EndPadding[i] in every dimension.
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == fn.add_each(fn.add_each(d.InputTensor.Sizes, d.StartPadding), d.EndPadding)
+    )
+
+
+def _c5(d: View) -> bool:
+    """PADDING.C5: PaddingMode SYMMETRIC exists from DML_FEATURE_LEVEL_3_0."""
+    return bool(d.PaddingMode != "SYMMETRIC" or fn.level_at_least(d.FeatureLevel, "3_0"))
+
+
+def _r1(d: View) -> bool:
+    """PADDING.R1: with PaddingMode REFLECTION, every padded dimension of InputTensor must have at
+    least 2 elements.
+    """
+    return bool(
+        d.PaddingMode != "REFLECTION"
+        or fn.each_at_most(
+            fn.add_each(d.TotalPadding, d.TotalPadding),
+            fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+        )
+    )
+
+
+def _r2(d: View) -> bool:
+    """PADDING.R2: with PaddingMode CONSTANT, PaddingValue, truncated toward zero, must fit
+    OutputTensor's integer DataType.
+    """
+    return bool(
+        d.PaddingMode != "CONSTANT"
+        or fn.is_float(d.OutputTensor.DataType)
+        or (
+            fn.lowest(d.OutputTensor.DataType) - 1 < d.PaddingValue
+            and d.PaddingValue < fn.highest(d.OutputTensor.DataType) + 1
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "TotalPadding": _total_padding,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -90,9 +140,89 @@ RULES: tuple[Rule, ...] = (
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "PADDING.C4",
+        _c4,
+        (
+            "OutputTensor.Sizes[i] must be InputTensor.Sizes[i] + StartPadding[i] + EndPadding[i] "
+            "in every dimension"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("PADDING.C2", "PADDING.C3"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "add_each(add_each(InputTensor.Sizes, StartPadding), EndPadding)",
+                lambda d: (
+                    fn.add_each(fn.add_each(d.InputTensor.Sizes, d.StartPadding), d.EndPadding)
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "PADDING.C5",
+        _c5,
+        "PaddingMode SYMMETRIC exists from DML_FEATURE_LEVEL_3_0",
+        "/PaddingMode",
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "PADDING.R1",
+        _r1,
+        (
+            "with PaddingMode REFLECTION, every padded dimension of InputTensor must have at least "
+            "2 elements"
+        ),
+        "/PaddingMode",
+        depends_on=("PADDING.C3",),
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            (
+                "add_each(TotalPadding, TotalPadding)",
+                lambda d: fn.add_each(d.TotalPadding, d.TotalPadding),
+            ),
+            (
+                "mul_each(TotalPadding, InputTensor.Sizes)",
+                lambda d: fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "PADDING.R2",
+        _r2,
+        (
+            "with PaddingMode CONSTANT, PaddingValue, truncated toward zero, must fit "
+            "OutputTensor's integer DataType"
+        ),
+        "/PaddingMode",
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+            ("lowest(OutputTensor.DataType) - 1", lambda d: fn.lowest(d.OutputTensor.DataType) - 1),
+            ("PaddingValue", lambda d: d.PaddingValue),
+            (
+                "highest(OutputTensor.DataType) + 1",
+                lambda d: fn.highest(d.OutputTensor.DataType) + 1,
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -189,7 +319,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 3 PADDING error constraints.
+    level, the tensor rules, the support table row in force and the 5 PADDING error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -197,7 +327,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (PADDING.R1, PADDING.R2) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

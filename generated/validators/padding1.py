@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -47,6 +48,11 @@ FIELDS = (
 )
 
 
+def _total_padding(d: View) -> Any:
+    """TotalPadding: StartPadding + EndPadding in each dimension."""
+    return fn.add_each(d.StartPadding, d.EndPadding)
+
+
 def _c1(d: View) -> bool:
     """PADDING1.C1: InputTensor, OutputTensor must have the same DataType."""
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
@@ -68,7 +74,32 @@ def _c4(d: View) -> bool:
     return bool(d.DimensionCount == d.InputTensor.DimensionCount)
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c5(d: View) -> bool:
+    """PADDING1.C5: OutputTensor.Sizes[i] must be InputTensor.Sizes[i] + StartPadding[i] +
+    EndPadding[i] in every dimension.
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == fn.add_each(fn.add_each(d.InputTensor.Sizes, d.StartPadding), d.EndPadding)
+    )
+
+
+def _r1(d: View) -> bool:
+    """PADDING1.R1: with PaddingMode REFLECTION, every padded dimension of InputTensor must have at
+    least 2 elements.
+    """
+    return bool(
+        d.PaddingMode != "REFLECTION"
+        or fn.each_at_most(
+            fn.add_each(d.TotalPadding, d.TotalPadding),
+            fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "TotalPadding": _total_padding,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -112,9 +143,55 @@ RULES: tuple[Rule, ...] = (
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "PADDING1.C5",
+        _c5,
+        (
+            "OutputTensor.Sizes[i] must be InputTensor.Sizes[i] + StartPadding[i] + EndPadding[i] "
+            "in every dimension"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("PADDING1.C2", "PADDING1.C4"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "add_each(add_each(InputTensor.Sizes, StartPadding), EndPadding)",
+                lambda d: (
+                    fn.add_each(fn.add_each(d.InputTensor.Sizes, d.StartPadding), d.EndPadding)
+                ),
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "PADDING1.R1",
+        _r1,
+        (
+            "with PaddingMode REFLECTION, every padded dimension of InputTensor must have at least "
+            "2 elements"
+        ),
+        "/PaddingMode",
+        depends_on=("PADDING1.C4",),
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            (
+                "add_each(TotalPadding, TotalPadding)",
+                lambda d: fn.add_each(d.TotalPadding, d.TotalPadding),
+            ),
+            (
+                "mul_each(TotalPadding, InputTensor.Sizes)",
+                lambda d: fn.mul_each(d.TotalPadding, d.InputTensor.Sizes),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -172,7 +249,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 4 PADDING1 error constraints.
+    level, the tensor rules, the support table row in force and the 5 PADDING1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -180,7 +257,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (PADDING1.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -39,6 +39,13 @@ FIELDS = (
 )
 
 
+def _end_offsets(d: View) -> Any:
+    """EndOffsets: Offsets + Strides * Sizes in each dimension: one stride past the last element the
+    slice copies.
+    """
+    return fn.add_each(d.Offsets, fn.mul_each(d.Strides, d.Sizes))
+
+
 def _c1(d: View) -> bool:
     """SLICE.C1: InputTensor, OutputTensor must have the same DataType."""
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
@@ -70,7 +77,16 @@ def _c5(d: View) -> bool:
     return bool(d.Sizes == d.OutputTensor.Sizes)
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c6(d: View) -> bool:
+    """SLICE.C6: Offsets[i] + Strides[i] * (Sizes[i] - 1), the last element copied, must be less
+    than InputTensor.Sizes[i] in every dimension.
+    """
+    return bool(fn.each_less(d.EndOffsets, fn.add_each(d.InputTensor.Sizes, d.Strides)))
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "EndOffsets": _end_offsets,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -123,6 +139,23 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("Sizes", lambda d: d.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "SLICE.C6",
+        _c6,
+        (
+            "Offsets[i] + Strides[i] * (Sizes[i] - 1), the last element copied, must be less than "
+            "InputTensor.Sizes[i] in every dimension"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("SLICE.C3",),
+        operands=(
+            ("EndOffsets", lambda d: d.EndOffsets),
+            (
+                "add_each(InputTensor.Sizes, Strides)",
+                lambda d: fn.add_each(d.InputTensor.Sizes, d.Strides),
+            ),
         ),
     ),
 )
@@ -224,7 +257,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SLICE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 5 SLICE error constraints.
+    level, the tensor rules, the support table row in force and the 6 SLICE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

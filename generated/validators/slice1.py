@@ -54,6 +54,50 @@ def _c3(d: View) -> bool:
     return bool(fn.prod(d.InputWindowStrides) != 0)
 
 
+def _c4(d: View) -> bool:
+    """SLICE1.C4: DimensionCount must match the DimensionCount of the input and output tensors."""
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount)
+
+
+def _c5(d: View) -> bool:
+    """SLICE1.C5: DimensionCount must be between 1 and 8 from DML_FEATURE_LEVEL_3_0, and 4 or 5
+    before it.
+    """
+    return bool(
+        (fn.level_at_least(d.FeatureLevel, "3_0") and 1 <= d.DimensionCount <= 8)
+        or d.DimensionCount == 4
+        or d.DimensionCount == 5
+    )
+
+
+def _c6(d: View) -> bool:
+    """SLICE1.C6: every InputWindowSizes value must be at least 1 (the input window mustn't be
+    empty).
+    """
+    return bool(fn.all_at_least(d.InputWindowSizes, 1))
+
+
+def _c7(d: View) -> bool:
+    """SLICE1.C7: InputWindowOffsets[i] + InputWindowSizes[i] must be at most InputTensor.Sizes[i]
+    in every dimension.
+    """
+    return bool(
+        fn.each_at_most(fn.add_each(d.InputWindowOffsets, d.InputWindowSizes), d.InputTensor.Sizes)
+    )
+
+
+def _c8(d: View) -> bool:
+    """SLICE1.C8: OutputTensor.Sizes[i] must be at most 1 + (InputWindowSizes[i] - 1) /
+    |InputWindowStrides[i]|, the elements the window reaches at that stride.
+    """
+    return bool(
+        fn.each_at_most(
+            d.OutputTensor.Sizes,
+            fn.strided_count(d.InputWindowSizes, d.InputWindowStrides),
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -85,6 +129,71 @@ RULES: tuple[Rule, ...] = (
         depends_on=("SLICE1.C2",),
         operands=(
             ("prod(InputWindowStrides)", lambda d: fn.prod(d.InputWindowStrides)),
+        ),
+    ),
+    Rule(
+        "SLICE1.C4",
+        _c4,
+        "DimensionCount must match the DimensionCount of the input and output tensors",
+        "/DimensionCount",
+        depends_on=("SLICE1.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "SLICE1.C5",
+        _c5,
+        "DimensionCount must be between 1 and 8 from DML_FEATURE_LEVEL_3_0, and 4 or 5 before it",
+        "/DimensionCount",
+        operands=(
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+            ("DimensionCount", lambda d: d.DimensionCount),
+        ),
+    ),
+    Rule(
+        "SLICE1.C6",
+        _c6,
+        "every InputWindowSizes value must be at least 1 (the input window mustn't be empty)",
+        "/InputWindowSizes",
+        depends_on=("SLICE1.C4",),
+        operands=(
+            ("InputWindowSizes", lambda d: d.InputWindowSizes),
+        ),
+    ),
+    Rule(
+        "SLICE1.C7",
+        _c7,
+        (
+            "InputWindowOffsets[i] + InputWindowSizes[i] must be at most InputTensor.Sizes[i] in "
+            "every dimension"
+        ),
+        "/InputWindowOffsets",
+        depends_on=("SLICE1.C4",),
+        operands=(
+            (
+                "add_each(InputWindowOffsets, InputWindowSizes)",
+                lambda d: fn.add_each(d.InputWindowOffsets, d.InputWindowSizes),
+            ),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "SLICE1.C8",
+        _c8,
+        (
+            "OutputTensor.Sizes[i] must be at most 1 + (InputWindowSizes[i] - 1) / "
+            "|InputWindowStrides[i]|, the elements the window reaches at that stride"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("SLICE1.C2", "SLICE1.C3", "SLICE1.C4", "SLICE1.C6"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "strided_count(InputWindowSizes, InputWindowStrides)",
+                lambda d: fn.strided_count(d.InputWindowSizes, d.InputWindowStrides),
+            ),
         ),
     ),
 )
@@ -173,7 +282,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SLICE1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 3 SLICE1 error constraints.
+    level, the tensor rules, the support table row in force and the 8 SLICE1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

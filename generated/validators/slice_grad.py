@@ -65,6 +65,37 @@ def _c4(d: View) -> bool:
     return bool(fn.prod(d.InputWindowStrides) != 0)
 
 
+def _c5(d: View) -> bool:
+    """SLICE_GRAD.C5: every InputWindowSizes value must be at least 1 (the input window mustn't be
+    empty).
+    """
+    return bool(fn.all_at_least(d.InputWindowSizes, 1))
+
+
+def _c6(d: View) -> bool:
+    """SLICE_GRAD.C6: InputWindowOffsets[i] + InputWindowSizes[i] must be at most
+    OutputGradientTensor.Sizes[i] in every dimension.
+    """
+    return bool(
+        fn.each_at_most(
+            fn.add_each(d.InputWindowOffsets, d.InputWindowSizes),
+            d.OutputGradientTensor.Sizes,
+        )
+    )
+
+
+def _c7(d: View) -> bool:
+    """SLICE_GRAD.C7: InputGradientTensor.Sizes[i] must be at most 1 + (InputWindowSizes[i] - 1) /
+    |InputWindowStrides[i]|, the elements the window reaches at that stride.
+    """
+    return bool(
+        fn.each_at_most(
+            d.InputGradientTensor.Sizes,
+            fn.strided_count(d.InputWindowSizes, d.InputWindowStrides),
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -112,6 +143,50 @@ RULES: tuple[Rule, ...] = (
         "/InputWindowStrides",
         operands=(
             ("prod(InputWindowStrides)", lambda d: fn.prod(d.InputWindowStrides)),
+        ),
+    ),
+    Rule(
+        "SLICE_GRAD.C5",
+        _c5,
+        "every InputWindowSizes value must be at least 1 (the input window mustn't be empty)",
+        "/InputWindowSizes",
+        depends_on=("SLICE_GRAD.C3",),
+        operands=(
+            ("InputWindowSizes", lambda d: d.InputWindowSizes),
+        ),
+    ),
+    Rule(
+        "SLICE_GRAD.C6",
+        _c6,
+        (
+            "InputWindowOffsets[i] + InputWindowSizes[i] must be at most "
+            "OutputGradientTensor.Sizes[i] in every dimension"
+        ),
+        "/InputWindowOffsets",
+        depends_on=("SLICE_GRAD.C3",),
+        operands=(
+            (
+                "add_each(InputWindowOffsets, InputWindowSizes)",
+                lambda d: fn.add_each(d.InputWindowOffsets, d.InputWindowSizes),
+            ),
+            ("OutputGradientTensor.Sizes", lambda d: d.OutputGradientTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "SLICE_GRAD.C7",
+        _c7,
+        (
+            "InputGradientTensor.Sizes[i] must be at most 1 + (InputWindowSizes[i] - 1) / "
+            "|InputWindowStrides[i]|, the elements the window reaches at that stride"
+        ),
+        "/InputGradientTensor/Sizes",
+        depends_on=("SLICE_GRAD.C2", "SLICE_GRAD.C3", "SLICE_GRAD.C4", "SLICE_GRAD.C5"),
+        operands=(
+            ("InputGradientTensor.Sizes", lambda d: d.InputGradientTensor.Sizes),
+            (
+                "strided_count(InputWindowSizes, InputWindowStrides)",
+                lambda d: fn.strided_count(d.InputWindowSizes, d.InputWindowStrides),
+            ),
         ),
     ),
 )
@@ -200,7 +275,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SLICE_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 4 SLICE_GRAD error
+    the level, the tensor rules, the support table row in force and the 7 SLICE_GRAD error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

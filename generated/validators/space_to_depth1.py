@@ -38,12 +38,53 @@ FIELDS = (
 )
 
 
+def _block_area(d: View) -> Any:
+    """BlockArea: The number of elements of one BlockSize x BlockSize block: the output channels one
+    input channel's blocks make.
+    """
+    return d.BlockSize * d.BlockSize
+
+
+def _expected_output_sizes(d: View) -> Any:
+    """ExpectedOutputSizes: OutputTensor.Sizes implied by the input: { Batch, Channels * BlockSize *
+    BlockSize, Height / BlockSize, Width / BlockSize } (the page's example; see the erratum of
+    C4).
+    """
+    return (
+        [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1] * d.BlockArea, d.InputTensor.Sizes[2] // d.BlockSize, d.InputTensor.Sizes[3] // d.BlockSize]
+    )
+
+
 def _c1(d: View) -> bool:
     """SPACE_TO_DEPTH1.C1: InputTensor, OutputTensor must have the same DataType."""
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c2(d: View) -> bool:
+    """SPACE_TO_DEPTH1.C2: BlockSize must be at least 1."""
+    return bool(d.BlockSize >= 1)
+
+
+def _c3(d: View) -> bool:
+    """SPACE_TO_DEPTH1.C3: InputTensor.Sizes[2] (Height) and InputTensor.Sizes[3] (Width) must be
+    multiples of BlockSize.
+    """
+    return bool(
+        d.InputTensor.Sizes[2] % d.BlockSize == 0 and d.InputTensor.Sizes[3] % d.BlockSize == 0
+    )
+
+
+def _c4(d: View) -> bool:
+    """SPACE_TO_DEPTH1.C4: OutputTensor.Sizes must be { InputTensor.Sizes[0], InputTensor.Sizes[1] *
+    BlockSize * BlockSize, InputTensor.Sizes[2] / BlockSize, InputTensor.Sizes[3] / BlockSize }.
+    """
+    return bool(d.OutputTensor.Sizes == d.ExpectedOutputSizes)
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "BlockArea": _block_area,
+    "ExpectedOutputSizes": _expected_output_sizes,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -54,6 +95,43 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "SPACE_TO_DEPTH1.C2",
+        _c2,
+        "BlockSize must be at least 1",
+        "/BlockSize",
+        operands=(
+            ("BlockSize", lambda d: d.BlockSize),
+        ),
+    ),
+    Rule(
+        "SPACE_TO_DEPTH1.C3",
+        _c3,
+        (
+            "InputTensor.Sizes[2] (Height) and InputTensor.Sizes[3] (Width) must be multiples of "
+            "BlockSize"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("SPACE_TO_DEPTH1.C2",),
+        operands=(
+            ("InputTensor.Sizes[2] % BlockSize", lambda d: d.InputTensor.Sizes[2] % d.BlockSize),
+            ("InputTensor.Sizes[3] % BlockSize", lambda d: d.InputTensor.Sizes[3] % d.BlockSize),
+        ),
+    ),
+    Rule(
+        "SPACE_TO_DEPTH1.C4",
+        _c4,
+        (
+            "OutputTensor.Sizes must be { InputTensor.Sizes[0], InputTensor.Sizes[1] * BlockSize * "
+            "BlockSize, InputTensor.Sizes[2] / BlockSize, InputTensor.Sizes[3] / BlockSize }"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("SPACE_TO_DEPTH1.C2", "SPACE_TO_DEPTH1.C3"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("ExpectedOutputSizes", lambda d: d.ExpectedOutputSizes),
         ),
     ),
 )
@@ -129,7 +207,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SPACE_TO_DEPTH1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 1 SPACE_TO_DEPTH1 error
+    the level, the tensor rules, the support table row in force and the 4 SPACE_TO_DEPTH1 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -64,6 +64,11 @@ def _c5(d: View) -> bool:
     return bool(fn.same_sizes_except(d.OutputTensors, d.InputTensor, d.Axis))
 
 
+def _c6(d: View) -> bool:
+    """SPLIT.C6: the OutputTensors sizes along Axis must sum to InputTensor.Sizes[Axis]."""
+    return bool(d.InputTensor.Sizes[d.Axis] == fn.sum_along(d.OutputTensors, d.Axis))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -116,6 +121,17 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensors", lambda d: d.OutputTensors),
             ("InputTensor", lambda d: d.InputTensor),
             ("Axis", lambda d: d.Axis),
+        ),
+    ),
+    Rule(
+        "SPLIT.C6",
+        _c6,
+        "the OutputTensors sizes along Axis must sum to InputTensor.Sizes[Axis]",
+        "/InputTensor/Sizes",
+        depends_on=("SPLIT.C1", "SPLIT.C4", "SPLIT.C2"),
+        operands=(
+            ("InputTensor.Sizes[Axis]", lambda d: d.InputTensor.Sizes[d.Axis]),
+            ("sum_along(OutputTensors, Axis)", lambda d: fn.sum_along(d.OutputTensors, d.Axis)),
         ),
     ),
 )
@@ -217,7 +233,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a SPLIT operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 5 SPLIT error constraints.
+    level, the tensor rules, the support table row in force and the 6 SPLIT error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

@@ -53,6 +53,17 @@ def _c3(d: View) -> bool:
     return bool(fn.all_at_least(d.Repeats, 1))
 
 
+def _c4(d: View) -> bool:
+    """TILE.C4: RepeatsCount must be InputTensor.DimensionCount."""
+    return bool(d.RepeatsCount == d.InputTensor.DimensionCount)
+
+
+def _c5(d: View) -> bool:
+    """TILE.C5: OutputTensor.Sizes[i] must be InputTensor.Sizes[i] * Repeats[i] in every dimension.
+    """
+    return bool(d.OutputTensor.Sizes == fn.mul_each(d.InputTensor.Sizes, d.Repeats))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -83,6 +94,30 @@ RULES: tuple[Rule, ...] = (
         "/Repeats",
         operands=(
             ("Repeats", lambda d: d.Repeats),
+        ),
+    ),
+    Rule(
+        "TILE.C4",
+        _c4,
+        "RepeatsCount must be InputTensor.DimensionCount",
+        "/RepeatsCount",
+        operands=(
+            ("RepeatsCount", lambda d: d.RepeatsCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "TILE.C5",
+        _c5,
+        "OutputTensor.Sizes[i] must be InputTensor.Sizes[i] * Repeats[i] in every dimension",
+        "/OutputTensor/Sizes",
+        depends_on=("TILE.C2", "TILE.C3", "TILE.C4"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "mul_each(InputTensor.Sizes, Repeats)",
+                lambda d: fn.mul_each(d.InputTensor.Sizes, d.Repeats),
+            ),
         ),
     ),
 )
@@ -182,7 +217,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a TILE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 3 TILE error constraints.
+    level, the tensor rules, the support table row in force and the 5 TILE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
