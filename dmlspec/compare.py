@@ -3,7 +3,8 @@
 exact: bitwise equality (so NaN payloads and negative zero count), dtype and shape included.
 ulp:   |actual - expected| <= max_ulps * ULP(scale) in the output type, where `expected` is the
        exact value rounded to the output type and `scale` the spec's ulp_scale; infinities and
-       NaN must match exactly.
+       NaN must match exactly. Rules with `terms` (reductions, scans) also allow each element
+       terms * eps * magnitude (conformance/check.py).
 Cells the spec leaves undefined are skipped by the caller (pass a mask).
 """
 
@@ -48,12 +49,12 @@ def ulp_mismatches(
     scale: np.ndarray,
     max_ulps: int,
     defined: np.ndarray | None = None,
-    abs_tolerance: float | None = None,
+    abs_tolerance: float | np.ndarray | None = None,
     limit: int = 5,
 ) -> list[Mismatch]:
     """Cells farther than max_ulps ULPs (of `scale`, in the output type) from `expected`, and
-    not within `abs_tolerance` of it either. A NaN matches any NaN (payloads and signs of NaN
-    are not compared); infinities must match exactly."""
+    not within `abs_tolerance` (a number, or one per element) of it either. A NaN matches any
+    NaN (payloads and signs of NaN are not compared); infinities must match exactly."""
     dtype = actual.dtype
     with np.errstate(invalid="ignore", over="ignore"):
         unit = np.spacing(np.abs(scale).astype(dtype)).astype(np.float64)

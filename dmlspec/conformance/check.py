@@ -234,12 +234,14 @@ def _compare(
 ) -> list[Any]:
     data_type = str(tensor.get("DataType", "")).removeprefix("DML_TENSOR_DATA_TYPE_")
     kind = catalog.common.data_type(data_type).kind
-    rule = spec.checked_semantics.comparison_for(name, kind, data_type)
+    env = bind_desc(catalog.common, spec, case.operator["desc"])
+    rule = spec.checked_semantics.comparison_for(name, kind, data_type, env)
     if rule.rule == "exact" or rule.max_ulps is None:
         return exact_mismatches(want, got, defined)
+    if rule.terms is not None:
+        return _accumulated(catalog, spec, case, name, rule, env, want, got, defined)
     if rule.ulp_scale is None:  # the ULP of each expected element
         return ulp_mismatches(want, got, want, rule.max_ulps, defined, rule.abs_tolerance)
-    env = bind_desc(catalog.common, spec, case.operator["desc"])
     env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
     # The larger of the expected value and the rule's magnitude: a formula whose terms are
     # larger than its result (cancellation) is allowed their rounding.
@@ -249,4 +251,58 @@ def _compare(
     )
     return ulp_mismatches(
         want, got, scale.reshape(want.shape), rule.max_ulps, defined, rule.abs_tolerance
+    )
+
+
+def accumulation_tolerance(
+    rule: Any, env: Any, case: Case, name: str, want: np.ndarray
+) -> np.ndarray:
+    """terms * eps * magnitude per element (the spec's accumulated-rounding bound), float64."""
+    terms = float(rule.terms.evaluate(env))
+    eps = float(np.finfo(want.dtype).eps)
+    expected = np.abs(want.astype(np.float64))
+    with np.errstate(all="ignore"):
+        if rule.magnitude == "output":
+            magnitude = expected
+        elif rule.magnitude == "one":
+            magnitude = np.ones_like(expected)
+        else:  # absolute_inputs, log_of_sum: the reference run on |x|
+            absolute = {
+                k: np.abs(v) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
+                for k, v in case.inputs.items()
+            }
+            on_absolute = np.asarray(reference.run(case.operator, absolute)[name], np.float64)
+            if rule.magnitude == "log_of_sum":  # exp(log sum|x| - log |sum x|) = sum|x| / |sum|
+                magnitude = np.exp(on_absolute - want.astype(np.float64))
+            else:
+                magnitude = np.abs(on_absolute)
+        return terms * eps * magnitude
+
+
+def _accumulated(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    case: Case,
+    name: str,
+    rule: Any,
+    env: Any,
+    want: np.ndarray,
+    got: np.ndarray,
+    defined: np.ndarray,
+) -> list[Any]:
+    """max_ulps * ULP(expected) + terms * eps * magnitude. Where that bound reaches past the
+    output type's largest value, the order of the accumulation decides whether an intermediate
+    overflows (to an infinity, or NaN from opposite infinities): any result is accepted there."""
+    tolerance = accumulation_tolerance(rule, env, case, name, want)
+    largest = float(np.finfo(want.dtype).max)
+    with np.errstate(all="ignore"):
+        reach = np.abs(want.astype(np.float64)) + tolerance
+    order_decides = np.isfinite(want) & ~(reach <= largest)
+    return ulp_mismatches(
+        want,
+        got,
+        want,
+        rule.max_ulps,
+        defined & ~order_decides,
+        tolerance + (rule.abs_tolerance or 0.0),
     )

@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from .. import reference
+from ..binding import bind_desc
 from ..conformance.cases import Case, CellChoice, draw_case, example_tensors, rows_at
+from ..conformance.check import accumulation_tolerance
 from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, ExampleTensor, OperatorSpec
 from ..reference.layout import is_strided, logical_view
@@ -162,10 +164,14 @@ def _bits(values: list[Any], dtype: np.dtype[Any]) -> list[str]:
     return [np.asarray(v, dtype=dtype).tobytes()[::-1].hex() for v in values]
 
 
-def _rule(catalog: Catalog, spec: OperatorSpec, output: str, data_type: str) -> dict[str, Any]:
+def _rule(catalog: Catalog, spec: OperatorSpec, case: Case, output: str, data_type: str) -> Any:
     short = data_type.removeprefix("DML_TENSOR_DATA_TYPE_")
     kind = catalog.common.data_type(short).kind
-    rule = spec.checked_semantics.comparison_for(output, kind, short)
+    env = bind_desc(catalog.common, spec, case.operator["desc"])
+    return spec.checked_semantics.comparison_for(output, kind, short, env), env
+
+
+def _rule_entry(rule: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"rule": rule.rule}
     if rule.rule == "ulp":
         entry.update(
@@ -320,18 +326,31 @@ def export(
             },
             "outputs": {},
         }
+        allowed = dict(requires.allowed)
         for name, stem, array, field, index in items(outputs):
             tensor = _tensor(case.operator["desc"], field, index)
             undefined = requires.undefined.get(name)
-            output_entry = {
-                "expected": f"expected_{stem}.npy",
-                **_rule(catalog, spec, field, tensor["DataType"]),
-            }
+            rule, env = _rule(catalog, spec, case, field, tensor["DataType"])
+            output_entry = {"expected": f"expected_{stem}.npy", **_rule_entry(rule)}
+            if rule.terms is not None and rule.max_ulps is not None:
+                # The accumulated-rounding bound, per element; where it reaches past the type's
+                # range the order of accumulation decides overflow: undefined.
+                packed = packed_outputs[field]
+                logical = packed if index is None else packed[index]
+                tolerance = accumulation_tolerance(rule, env, packed_case, field, logical)
+                files[f"tolerance_{stem}.npy"] = _npy(tolerance)
+                output_entry["tolerance"] = f"tolerance_{stem}.npy"
+                with np.errstate(all="ignore"):
+                    reach = np.abs(logical.astype(np.float64)) + tolerance
+                overflow = np.isfinite(logical) & ~(reach <= float(np.finfo(logical.dtype).max))
+                if overflow.any():
+                    undefined = overflow if undefined is None else undefined | overflow
+                    allowed.setdefault(name, "any")
             if undefined is not None and undefined.any():
-                files[f"undefined_{name}.npy"] = _npy(undefined)
+                files[f"undefined_{stem}.npy"] = _npy(undefined)
                 output_entry["undefined"] = {
-                    "mask": f"undefined_{name}.npy",
-                    "values": requires.allowed[name],
+                    "mask": f"undefined_{stem}.npy",
+                    "values": allowed[name],
                 }
             if is_strided(tensor):
                 output_entry["view"] = {

@@ -249,6 +249,16 @@ def _expected(
                 raise VectorsError(
                     f"{at}/abs_tolerance must be a number; got {quote(rules['abs_tolerance'])}"
                 )
+        if rules.get("tolerance") is not None:  # an absolute bound per element (reductions)
+            tolerance = files.array(_field(rules, "tolerance", str, at), "tolerance", case_id)
+            view = rules.get("view")  # a strided output's bound covers its view
+            shape = tuple(view["Sizes"]) if isinstance(view, Mapping) else array.shape
+            if tolerance.shape != shape or tolerance.dtype.kind != "f":
+                raise VectorsError(
+                    f"{case_id}/{rules['tolerance']}: the tolerance must be float{list(shape)}; "
+                    f"the file holds {tolerance.dtype}{list(tolerance.shape)}"
+                )
+            rules = {**rules, "abs_tolerance": tolerance + float(rules.get("abs_tolerance") or 0)}
         undefined = None
         if "undefined" in rules:
             name_of_mask = _field(_field(rules, "undefined", dict, at), "mask", str, at)
