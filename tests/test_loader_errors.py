@@ -280,6 +280,23 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
         ],
     ),
     (
+        "a Function without a comparison rule",
+        "operators/reduce.json",
+        lambda spec: spec["semantics"].update(
+            comparison=[
+                c
+                for c in spec["semantics"]["comparison"]
+                if c.get("when") != 'Function == "LOG_SUM"'
+            ]
+        ),
+        [
+            f"spec/operators/reduce.json at /support/{row}/tensors/1/data_types: no comparison "
+            f"rule covers OutputTensor of float type {data_type} when Function is LOG_SUM"
+            for row in (4, 5)
+            for data_type in ("FLOAT32", "FLOAT16")
+        ],
+    ),
+    (
         "unknown source page",
         "operators/scatter_nd.json",
         lambda spec: spec["support"][0]["sources"].append("seed-999"),

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -100,6 +101,11 @@ def _c3(d: View) -> bool:
     )
 
 
+def _r1(d: View) -> bool:
+    """ARGMIN.R1: InputTensor must hold no NaN."""
+    return bool(fn.all(fn.not_nan(d.InputTensor.Values)))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -163,7 +169,28 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ARGMIN.R1",
+        _r1,
+        "InputTensor must hold no NaN",
+        "/InputTensor/Values",
+        depends_on=("ARGMIN.C2", "ARGMIN.C3"),
+        operands=(
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.all_along(fn.not_nan(d.InputTensor.Values), d.Axes),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -229,7 +256,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
+    """Check the data preconditions (ARGMIN.R1) of a valid desc against input arrays keyed by tensor
     field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -37,6 +38,13 @@ FIELDS = (
     FieldInfo("AxisCount", "uint", optional=False),
     FieldInfo("Axes", "uint_array", optional=False, count_field="AxisCount"),
 )
+
+
+def _reduced_element_count(d: View) -> Any:
+    """ReducedElementCount: N: the input elements each output element reduces, the product of the
+    sizes of the reduced axes (OutputTensor is 1 along them, C4).
+    """
+    return fn.prod(d.InputTensor.Sizes) // fn.prod(d.OutputTensor.Sizes)
 
 
 def _c1(d: View) -> bool:
@@ -111,7 +119,31 @@ def _c4(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _r1(d: View) -> bool:
+    """REDUCE.R1: what each output element accumulates (sum or product of |x|, sum of squares) must
+    stay within OutputTensor's DataType.
+    """
+    return bool(
+        fn.all(fn.reduced_fits(d.InputTensor.Values, d.Function, d.Axes, d.OutputTensor.DataType))
+    )
+
+
+def _r2(d: View) -> bool:
+    """REDUCE.R2: MIN, MAX, ARGMIN and ARGMAX need inputs without NaN."""
+    return bool(
+        (
+            d.Function != "MIN"
+            and d.Function != "MAX"
+            and d.Function != "ARGMIN"
+            and d.Function != "ARGMAX"
+        )
+        or fn.all(fn.not_nan(d.InputTensor.Values))
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "ReducedElementCount": _reduced_element_count,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -185,7 +217,67 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "REDUCE.R1",
+        _r1,
+        (
+            "what each output element accumulates (sum or product of |x|, sum of squares) must stay"
+            " within OutputTensor's DataType"
+        ),
+        "/InputTensor/Values",
+        depends_on=("REDUCE.C3", "REDUCE.C4"),
+        operands=(
+            (
+                "reduced_fits(InputTensor.Values, Function, Axes, OutputTensor.DataType)",
+                lambda d: (
+                    fn.reduced_fits(
+                        d.InputTensor.Values,
+                        d.Function,
+                        d.Axes,
+                        d.OutputTensor.DataType,
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.reduced_fits(
+                        d.InputTensor.Values,
+                        d.Function,
+                        d.Axes,
+                        d.OutputTensor.DataType,
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "REDUCE.R2",
+        _r2,
+        "MIN, MAX, ARGMIN and ARGMAX need inputs without NaN",
+        "/Function",
+        depends_on=("REDUCE.C3", "REDUCE.C4"),
+        operands=(
+            ("Function", lambda d: d.Function),
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.all_along(fn.not_nan(d.InputTensor.Values), d.Axes),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -495,7 +587,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (REDUCE.R1, REDUCE.R2) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
