@@ -223,7 +223,7 @@ def draw_desc(
         for name in wanted:
             free.pop(name.partition(".")[0])
         try:
-            derived = derive_members(catalog.common, spec, free, wanted) if wanted else {}
+            derived = _derive_sizes(catalog, spec, free, wanted, ranks)
         except (ValueError, ExpressionError, LookupError, TypeError):
             continue
         for target, value in derived.items():
@@ -233,6 +233,25 @@ def draw_desc(
         if validate_operator(operator, level).valid:
             return operator
     raise LookupError(f"no valid {spec.name} desc found at {level} for {force}")
+
+
+def _derive_sizes(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    free: Mapping[str, Any],
+    wanted: list[str],
+    ranks: Mapping[str, int],
+) -> dict[str, Any]:
+    """The derived `T.Sizes`; where a rule right-aligns a tensor's sizes to its own
+    DimensionCount (RANDOM_GENERATOR's state: {1, ..., 1, 6}), the rank drawn for it."""
+    if not wanted:
+        return {}
+    try:
+        return derive_members(catalog.common, spec, free, wanted)
+    except ValueError:
+        owners = {target.partition(".")[0] for target in wanted}
+        ranked = {**free, **{o: {"DimensionCount": ranks[o]} for o in owners if o in ranks}}
+        return derive_members(catalog.common, spec, ranked, wanted)
 
 
 _FLOATS = (1.0, 0.5, 2.0, -1.5, 0.25, 3.0, 0.0, -0.5)
