@@ -72,51 +72,7 @@ def _c4(d: View) -> bool:
     """REDUCE.C4: OutputTensor.Sizes must match InputTensor.Sizes except in the reduced Axes, where
     they must be 1.
     """
-    return bool(
-        not fn.distinct(d.Axes)
-        or (
-            (
-                d.InputTensor.DimensionCount <= 0
-                or (d.OutputTensor.Sizes[0] == d.InputTensor.Sizes[0] and fn.distinct(d.Axes + [0]))
-                or (d.OutputTensor.Sizes[0] == 1 and not fn.distinct(d.Axes + [0]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 1
-                or (d.OutputTensor.Sizes[1] == d.InputTensor.Sizes[1] and fn.distinct(d.Axes + [1]))
-                or (d.OutputTensor.Sizes[1] == 1 and not fn.distinct(d.Axes + [1]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 2
-                or (d.OutputTensor.Sizes[2] == d.InputTensor.Sizes[2] and fn.distinct(d.Axes + [2]))
-                or (d.OutputTensor.Sizes[2] == 1 and not fn.distinct(d.Axes + [2]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 3
-                or (d.OutputTensor.Sizes[3] == d.InputTensor.Sizes[3] and fn.distinct(d.Axes + [3]))
-                or (d.OutputTensor.Sizes[3] == 1 and not fn.distinct(d.Axes + [3]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 4
-                or (d.OutputTensor.Sizes[4] == d.InputTensor.Sizes[4] and fn.distinct(d.Axes + [4]))
-                or (d.OutputTensor.Sizes[4] == 1 and not fn.distinct(d.Axes + [4]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 5
-                or (d.OutputTensor.Sizes[5] == d.InputTensor.Sizes[5] and fn.distinct(d.Axes + [5]))
-                or (d.OutputTensor.Sizes[5] == 1 and not fn.distinct(d.Axes + [5]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 6
-                or (d.OutputTensor.Sizes[6] == d.InputTensor.Sizes[6] and fn.distinct(d.Axes + [6]))
-                or (d.OutputTensor.Sizes[6] == 1 and not fn.distinct(d.Axes + [6]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 7
-                or (d.OutputTensor.Sizes[7] == d.InputTensor.Sizes[7] and fn.distinct(d.Axes + [7]))
-                or (d.OutputTensor.Sizes[7] == 1 and not fn.distinct(d.Axes + [7]))
-            )
-        )
-    )
+    return bool(d.OutputTensor.Sizes == fn.set_items(d.InputTensor.Sizes, d.Axes, 1))
 
 
 def _r1(d: View) -> bool:
@@ -184,35 +140,14 @@ RULES: tuple[Rule, ...] = (
             "OutputTensor.Sizes must match InputTensor.Sizes except in the reduced Axes, where they"
             " must be 1"
         ),
-        "/Axes",
+        "/OutputTensor/Sizes",
         depends_on=("REDUCE.C2", "REDUCE.C3"),
         operands=(
-            ("Axes", lambda d: d.Axes),
-            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
-            ("OutputTensor.Sizes[0]", lambda d: d.OutputTensor.Sizes[0]),
-            ("InputTensor.Sizes[0]", lambda d: d.InputTensor.Sizes[0]),
-            ("Axes + [0]", lambda d: d.Axes + [0]),
-            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
-            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
-            ("Axes + [1]", lambda d: d.Axes + [1]),
-            ("OutputTensor.Sizes[2]", lambda d: d.OutputTensor.Sizes[2]),
-            ("InputTensor.Sizes[2]", lambda d: d.InputTensor.Sizes[2]),
-            ("Axes + [2]", lambda d: d.Axes + [2]),
-            ("OutputTensor.Sizes[3]", lambda d: d.OutputTensor.Sizes[3]),
-            ("InputTensor.Sizes[3]", lambda d: d.InputTensor.Sizes[3]),
-            ("Axes + [3]", lambda d: d.Axes + [3]),
-            ("OutputTensor.Sizes[4]", lambda d: d.OutputTensor.Sizes[4]),
-            ("InputTensor.Sizes[4]", lambda d: d.InputTensor.Sizes[4]),
-            ("Axes + [4]", lambda d: d.Axes + [4]),
-            ("OutputTensor.Sizes[5]", lambda d: d.OutputTensor.Sizes[5]),
-            ("InputTensor.Sizes[5]", lambda d: d.InputTensor.Sizes[5]),
-            ("Axes + [5]", lambda d: d.Axes + [5]),
-            ("OutputTensor.Sizes[6]", lambda d: d.OutputTensor.Sizes[6]),
-            ("InputTensor.Sizes[6]", lambda d: d.InputTensor.Sizes[6]),
-            ("Axes + [6]", lambda d: d.Axes + [6]),
-            ("OutputTensor.Sizes[7]", lambda d: d.OutputTensor.Sizes[7]),
-            ("InputTensor.Sizes[7]", lambda d: d.InputTensor.Sizes[7]),
-            ("Axes + [7]", lambda d: d.Axes + [7]),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "set_items(InputTensor.Sizes, Axes, 1)",
+                lambda d: fn.set_items(d.InputTensor.Sizes, d.Axes, 1),
+            ),
         ),
     ),
 )
