@@ -235,6 +235,9 @@ def test_item_wise_list_functions() -> None:
     facts = NoFacts()
     assert fn["add_each"](facts, [1, 2, 3], [0, 4, 1]) == [1, 6, 4]
     assert fn["mul_each"](facts, [1, 2, 3], [5, 1, 2]) == [5, 2, 6]
+    assert fn["set_items"](facts, [3, 4, 5], [0, 2, 2], 1) == [1, 4, 1]  # repeats are harmless
+    with pytest.raises(ValueError, match="positions \\[3\\] out of range for 3 items"):
+        fn["set_items"](facts, [3, 4, 5], [3], 1)
     assert fn["each_at_most"](facts, [1, 4], [1, 5]) and not fn["each_at_most"](facts, [2], [1])
     assert fn["each_less"](facts, [0, 4], [1, 5]) and not fn["each_less"](facts, [1], [1])
     # SLICE1's example 1: a window of 4 at stride 2 visits 2 elements, 3 at -2 also 2.

@@ -37,7 +37,8 @@ FUNCTIONS = (
     "is_power_of_two, len, level_at_least, lowest, max, min, mul_each, not_equal, not_nan, "
     "packed_strides, pad_left, power_fits, present, prod, reduced_fits, row_cells, "
     "rows_written, same_data_type, same_dimension_count, same_parity, same_sizes_except, "
-    "slice_cells, strided_count, sum, sum_along, target_cells, unique_along, unique_targets"
+    "set_items, slice_cells, strided_count, sum, sum_along, target_cells, unique_along, "
+    "unique_targets"
 )
 
 Mutation = Callable[[dict[str, Any]], Any]
@@ -277,6 +278,23 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
         [
             f"{OP} at /semantics/comparison/0/when: unknown name 'k' (known names: {NAMES}) "
             "(in 'k == 0' at column 1)"
+        ],
+    ),
+    (
+        "a Function without a comparison rule",
+        "operators/reduce.json",
+        lambda spec: spec["semantics"].update(
+            comparison=[
+                c
+                for c in spec["semantics"]["comparison"]
+                if c.get("when") != 'Function == "LOG_SUM"'
+            ]
+        ),
+        [
+            f"spec/operators/reduce.json at /support/{row}/tensors/1/data_types: no comparison "
+            f"rule covers OutputTensor of float type {data_type} when Function is LOG_SUM"
+            for row in (4, 5)
+            for data_type in ("FLOAT32", "FLOAT16")
         ],
     ),
     (

@@ -218,3 +218,30 @@ def test_cli_reports_broken_specs_without_a_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "spec/operators/gather_nd.json: invalid JSON at line 1 column 2" in result.stderr
+
+
+def test_comparison_rules_chosen_by_the_desc(catalog: Catalog) -> None:
+    """REDUCE's float rules differ per Function (`when`): the desc's environment picks one,
+    and without it a rule with `when` refuses to guess; integer rules apply to every desc."""
+    spec = catalog.operator("REDUCE")
+    semantics = spec.checked_semantics
+
+    def desc(function: str) -> dict[str, Any]:
+        return {
+            "Function": f"DML_REDUCE_FUNCTION_{function}",
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 6]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 1]},
+            "AxisCount": 1,
+            "Axes": [1],
+        }
+
+    for function, magnitude in (("SUM", "absolute_inputs"), ("LOG_SUM", "log_of_sum")):
+        env = bind_desc(catalog.common, spec, desc(function))
+        rule = semantics.comparison_for("OutputTensor", "float", "FLOAT32", env)
+        assert rule.magnitude == magnitude
+        assert rule.terms is not None and rule.terms.evaluate(env) == 6
+    env = bind_desc(catalog.common, spec, desc("MAX"))
+    assert semantics.comparison_for("OutputTensor", "float", "FLOAT32", env).max_ulps == 0
+    with pytest.raises(ValueError, match="needs the desc's environment"):
+        semantics.comparison_for("OutputTensor", "float", "FLOAT32")
+    assert semantics.comparison_for("OutputTensor", "unsigned", "UINT32").rule == "exact"

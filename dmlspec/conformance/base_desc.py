@@ -18,7 +18,7 @@ from typing import Any
 
 from ..model import Catalog, OperatorSpec, SupportRow
 from ..validation import validate_operator
-from .mutate import resized
+from .mutate import rederive, resized
 
 __all__ = ["base_desc", "base_descs", "example_desc"]
 
@@ -69,6 +69,9 @@ def base_descs(
             return found
     for desc in _built(catalog, spec, level):
         repaired = _repair(spec, desc, level)
+        if repaired is None:  # sizes only the spec's equalities give (a state tensor's)
+            derived = rederive(catalog, spec, desc, keep=set())
+            repaired = None if derived is None else _repair(spec, derived, level)
         if repaired is not None and repaired not in found:
             found.append(repaired)
         if len(found) >= limit:

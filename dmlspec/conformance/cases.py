@@ -288,7 +288,7 @@ def draw_desc(
             free.pop(name.partition(".")[0])
         _partition_along_axis(spec, desc, rng)
         try:
-            derived = derive_members(catalog.common, spec, free, wanted) if wanted else {}
+            derived = _derive_sizes(catalog, spec, free, wanted, ranks)
         except (ValueError, ExpressionError, LookupError, TypeError):
             continue
         for target, value in derived.items():
@@ -385,6 +385,23 @@ def _partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.
             for tensor, part in zip(tensors, parts, strict=True):
                 tensor["Sizes"] = [part if d == index else n for d, n in enumerate(base)]
             desc[other.id]["Sizes"] = [sum(parts) if d == index else n for d, n in enumerate(base)]
+def _derive_sizes(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    free: Mapping[str, Any],
+    wanted: list[str],
+    ranks: Mapping[str, int],
+) -> dict[str, Any]:
+    """The derived `T.Sizes`; where a rule right-aligns a tensor's sizes to its own
+    DimensionCount (RANDOM_GENERATOR's state: {1, ..., 1, 6}), the rank drawn for it."""
+    if not wanted:
+        return {}
+    try:
+        return derive_members(catalog.common, spec, free, wanted)
+    except ValueError:
+        owners = {target.partition(".")[0] for target in wanted}
+        ranked = {**free, **{o: {"DimensionCount": ranks[o]} for o in owners if o in ranks}}
+        return derive_members(catalog.common, spec, ranked, wanted)
 
 
 _FLOATS = (1.0, 0.5, 2.0, -1.5, 0.25, 3.0, 0.0, -0.5)

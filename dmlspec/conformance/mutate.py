@@ -41,15 +41,22 @@ def rederive(
     """Recompute every derivable value except those in `keep`; None if that fails."""
     targets = [t for t in derivable(spec, exclude) if t not in keep]
     fixed = copy.deepcopy(desc)
+    ranks: dict[str, int] = {}
     for target in targets:  # removed, so each is derived from the free values only
         owner, _, member = target.partition(".")
         if member:
+            if member == "Sizes" and isinstance(fixed.get(owner, {}).get("Sizes"), list):
+                ranks[owner] = len(fixed[owner]["Sizes"])
             fixed.get(owner, {}).pop(member, None)
         else:
             fixed.pop(owner, None)
     free = {k: v for k, v in fixed.items() if not isinstance(v, dict) or "Sizes" in v}
     try:
-        values = derive_members(catalog.common, spec, free, targets, exclude=exclude)
+        try:
+            values = derive_members(catalog.common, spec, free, targets, exclude=exclude)
+        except ValueError:  # sizes right-aligned to the tensor's own rank: keep the rank
+            ranked = {**free, **{o: {"DimensionCount": r} for o, r in ranks.items()}}
+            values = derive_members(catalog.common, spec, ranked, targets, exclude=exclude)
     except (ValueError, ExpressionError, LookupError, TypeError):
         return None
     for target, value in values.items():

@@ -208,6 +208,12 @@ def _paired(xs: Sequence[int], ys: Sequence[int]) -> zip[tuple[int, int]]:
     return zip(xs, ys, strict=True)
 
 
+def _set_items(facts: Facts, values: list[int], at: list[int], value: int) -> list[int]:
+    if any(not 0 <= i < len(values) for i in at):
+        raise ValueError(f"positions {at} out of range for {len(values)} items")
+    return [value if i in at else v for i, v in enumerate(values)]
+
+
 def _strided_count(facts: Facts, sizes: list[int], strides: list[int]) -> list[int]:
     if any(stride == 0 for stride in strides):
         raise ValueError("a stride of 0")
@@ -565,6 +571,14 @@ _FUNCTION_LIST = [
         "Item-wise products xs[i] * ys[i] of two lists of one length (TILE's output sizes).",
         _fixed(LIST, LIST, returns=LIST),
         lambda facts, xs, ys: [x * y for x, y in _paired(xs, ys)],
+    ),
+    Function(
+        "set_items",
+        "set_items(xs: list, at: list, value: int) -> list",
+        "xs with the items at the positions in `at` set to `value` (REDUCE's output sizes: "
+        "the input's with 1 at the reduced axes).",
+        _fixed(LIST, LIST, INT, returns=LIST),
+        _set_items,
     ),
     Function(
         "each_at_most",

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -57,6 +58,15 @@ def _c3(d: View) -> bool:
 def _c4(d: View) -> bool:
     """CUMULATIVE_SUMMATION.C4: Axis must be in [0, InputTensor.DimensionCount)."""
     return bool(0 <= d.Axis < d.InputTensor.DimensionCount)
+
+
+def _r1(d: View) -> bool:
+    """CUMULATIVE_SUMMATION.R1: the running sum of each sequence must stay within OutputTensor's
+    DataType.
+    """
+    return bool(
+        fn.all(fn.reduced_fits(d.InputTensor.Values, "SUM", [d.Axis], d.OutputTensor.DataType))
+    )
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -105,7 +115,33 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "CUMULATIVE_SUMMATION.R1",
+        _r1,
+        "the running sum of each sequence must stay within OutputTensor's DataType",
+        "/InputTensor/Values",
+        depends_on=("CUMULATIVE_SUMMATION.C3",),
+        operands=(
+            (
+                "reduced_fits(InputTensor.Values, \"SUM\", [Axis], OutputTensor.DataType)",
+                lambda d: (
+                    fn.reduced_fits(d.InputTensor.Values, "SUM", [d.Axis], d.OutputTensor.DataType)
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.reduced_fits(d.InputTensor.Values, "SUM", [d.Axis], d.OutputTensor.DataType),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -174,7 +210,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (CUMULATIVE_SUMMATION.R1) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -56,6 +56,13 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """RANDOM_GENERATOR.C3: InputStateTensor.Sizes must be {1,1,1,6}: 6, after leading 1s up to its
+    DimensionCount.
+    """
+    return bool(d.InputStateTensor.Sizes == fn.pad_left([6], d.InputStateTensor.DimensionCount))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -80,6 +87,19 @@ RULES: tuple[Rule, ...] = (
             ("OutputStateTensor", lambda d: d.OutputStateTensor),
             ("OutputStateTensor.Sizes", lambda d: d.OutputStateTensor.Sizes),
             ("InputStateTensor.Sizes", lambda d: d.InputStateTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "RANDOM_GENERATOR.C3",
+        _c3,
+        "InputStateTensor.Sizes must be {1,1,1,6}: 6, after leading 1s up to its DimensionCount",
+        "/InputStateTensor/Sizes",
+        operands=(
+            ("InputStateTensor.Sizes", lambda d: d.InputStateTensor.Sizes),
+            (
+                "pad_left([6], InputStateTensor.DimensionCount)",
+                lambda d: fn.pad_left([6], d.InputStateTensor.DimensionCount),
+            ),
         ),
     ),
 )
@@ -139,7 +159,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RANDOM_GENERATOR operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 3
     RANDOM_GENERATOR error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -37,6 +38,13 @@ FIELDS = (
     FieldInfo("AxisCount", "uint", optional=False),
     FieldInfo("Axes", "uint_array", optional=False, count_field="AxisCount"),
 )
+
+
+def _reduced_element_count(d: View) -> Any:
+    """ReducedElementCount: N: the input elements each output element reduces, the product of the
+    sizes of the reduced axes (OutputTensor is 1 along them, C4).
+    """
+    return fn.prod(d.InputTensor.Sizes) // fn.prod(d.OutputTensor.Sizes)
 
 
 def _c1(d: View) -> bool:
@@ -64,54 +72,34 @@ def _c4(d: View) -> bool:
     """REDUCE.C4: OutputTensor.Sizes must match InputTensor.Sizes except in the reduced Axes, where
     they must be 1.
     """
+    return bool(d.OutputTensor.Sizes == fn.set_items(d.InputTensor.Sizes, d.Axes, 1))
+
+
+def _r1(d: View) -> bool:
+    """REDUCE.R1: what each output element accumulates (sum or product of |x|, sum of squares) must
+    stay within OutputTensor's DataType.
+    """
     return bool(
-        not fn.distinct(d.Axes)
-        or (
-            (
-                d.InputTensor.DimensionCount <= 0
-                or (d.OutputTensor.Sizes[0] == d.InputTensor.Sizes[0] and fn.distinct(d.Axes + [0]))
-                or (d.OutputTensor.Sizes[0] == 1 and not fn.distinct(d.Axes + [0]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 1
-                or (d.OutputTensor.Sizes[1] == d.InputTensor.Sizes[1] and fn.distinct(d.Axes + [1]))
-                or (d.OutputTensor.Sizes[1] == 1 and not fn.distinct(d.Axes + [1]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 2
-                or (d.OutputTensor.Sizes[2] == d.InputTensor.Sizes[2] and fn.distinct(d.Axes + [2]))
-                or (d.OutputTensor.Sizes[2] == 1 and not fn.distinct(d.Axes + [2]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 3
-                or (d.OutputTensor.Sizes[3] == d.InputTensor.Sizes[3] and fn.distinct(d.Axes + [3]))
-                or (d.OutputTensor.Sizes[3] == 1 and not fn.distinct(d.Axes + [3]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 4
-                or (d.OutputTensor.Sizes[4] == d.InputTensor.Sizes[4] and fn.distinct(d.Axes + [4]))
-                or (d.OutputTensor.Sizes[4] == 1 and not fn.distinct(d.Axes + [4]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 5
-                or (d.OutputTensor.Sizes[5] == d.InputTensor.Sizes[5] and fn.distinct(d.Axes + [5]))
-                or (d.OutputTensor.Sizes[5] == 1 and not fn.distinct(d.Axes + [5]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 6
-                or (d.OutputTensor.Sizes[6] == d.InputTensor.Sizes[6] and fn.distinct(d.Axes + [6]))
-                or (d.OutputTensor.Sizes[6] == 1 and not fn.distinct(d.Axes + [6]))
-            )
-            and (
-                d.InputTensor.DimensionCount <= 7
-                or (d.OutputTensor.Sizes[7] == d.InputTensor.Sizes[7] and fn.distinct(d.Axes + [7]))
-                or (d.OutputTensor.Sizes[7] == 1 and not fn.distinct(d.Axes + [7]))
-            )
-        )
+        fn.all(fn.reduced_fits(d.InputTensor.Values, d.Function, d.Axes, d.OutputTensor.DataType))
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _r2(d: View) -> bool:
+    """REDUCE.R2: MIN, MAX, ARGMIN and ARGMAX need inputs without NaN."""
+    return bool(
+        (
+            d.Function != "MIN"
+            and d.Function != "MAX"
+            and d.Function != "ARGMIN"
+            and d.Function != "ARGMAX"
+        )
+        or fn.all(fn.not_nan(d.InputTensor.Values))
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "ReducedElementCount": _reduced_element_count,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -152,40 +140,79 @@ RULES: tuple[Rule, ...] = (
             "OutputTensor.Sizes must match InputTensor.Sizes except in the reduced Axes, where they"
             " must be 1"
         ),
-        "/Axes",
+        "/OutputTensor/Sizes",
         depends_on=("REDUCE.C2", "REDUCE.C3"),
         operands=(
-            ("Axes", lambda d: d.Axes),
-            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
-            ("OutputTensor.Sizes[0]", lambda d: d.OutputTensor.Sizes[0]),
-            ("InputTensor.Sizes[0]", lambda d: d.InputTensor.Sizes[0]),
-            ("Axes + [0]", lambda d: d.Axes + [0]),
-            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
-            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
-            ("Axes + [1]", lambda d: d.Axes + [1]),
-            ("OutputTensor.Sizes[2]", lambda d: d.OutputTensor.Sizes[2]),
-            ("InputTensor.Sizes[2]", lambda d: d.InputTensor.Sizes[2]),
-            ("Axes + [2]", lambda d: d.Axes + [2]),
-            ("OutputTensor.Sizes[3]", lambda d: d.OutputTensor.Sizes[3]),
-            ("InputTensor.Sizes[3]", lambda d: d.InputTensor.Sizes[3]),
-            ("Axes + [3]", lambda d: d.Axes + [3]),
-            ("OutputTensor.Sizes[4]", lambda d: d.OutputTensor.Sizes[4]),
-            ("InputTensor.Sizes[4]", lambda d: d.InputTensor.Sizes[4]),
-            ("Axes + [4]", lambda d: d.Axes + [4]),
-            ("OutputTensor.Sizes[5]", lambda d: d.OutputTensor.Sizes[5]),
-            ("InputTensor.Sizes[5]", lambda d: d.InputTensor.Sizes[5]),
-            ("Axes + [5]", lambda d: d.Axes + [5]),
-            ("OutputTensor.Sizes[6]", lambda d: d.OutputTensor.Sizes[6]),
-            ("InputTensor.Sizes[6]", lambda d: d.InputTensor.Sizes[6]),
-            ("Axes + [6]", lambda d: d.Axes + [6]),
-            ("OutputTensor.Sizes[7]", lambda d: d.OutputTensor.Sizes[7]),
-            ("InputTensor.Sizes[7]", lambda d: d.InputTensor.Sizes[7]),
-            ("Axes + [7]", lambda d: d.Axes + [7]),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "set_items(InputTensor.Sizes, Axes, 1)",
+                lambda d: fn.set_items(d.InputTensor.Sizes, d.Axes, 1),
+            ),
         ),
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "REDUCE.R1",
+        _r1,
+        (
+            "what each output element accumulates (sum or product of |x|, sum of squares) must stay"
+            " within OutputTensor's DataType"
+        ),
+        "/InputTensor/Values",
+        depends_on=("REDUCE.C3", "REDUCE.C4"),
+        operands=(
+            (
+                "reduced_fits(InputTensor.Values, Function, Axes, OutputTensor.DataType)",
+                lambda d: (
+                    fn.reduced_fits(
+                        d.InputTensor.Values,
+                        d.Function,
+                        d.Axes,
+                        d.OutputTensor.DataType,
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.reduced_fits(
+                        d.InputTensor.Values,
+                        d.Function,
+                        d.Axes,
+                        d.OutputTensor.DataType,
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "REDUCE.R2",
+        _r2,
+        "MIN, MAX, ARGMIN and ARGMAX need inputs without NaN",
+        "/Function",
+        depends_on=("REDUCE.C3", "REDUCE.C4"),
+        operands=(
+            ("Function", lambda d: d.Function),
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.all_along(fn.not_nan(d.InputTensor.Values), d.Axes),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -495,7 +522,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (REDUCE.R1, REDUCE.R2) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

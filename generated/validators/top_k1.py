@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -87,6 +88,16 @@ def _c5(d: View) -> bool:
 def _c6(d: View) -> bool:
     """TOP_K1.C6: K must be greater than 0 and less than InputTensor.Sizes[Axis]."""
     return bool(0 < d.K < d.InputTensor.Sizes[d.Axis])
+
+
+def _r1(d: View) -> bool:
+    """TOP_K1.R1: InputTensor must hold no NaN."""
+    return bool(fn.all(fn.not_nan(d.InputTensor.Values)))
+
+
+def _r2(d: View) -> bool:
+    """TOP_K1.R2: InputTensor must hold no NaN."""
+    return bool(fn.all(fn.not_nan(d.InputTensor.Values)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -170,7 +181,48 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "TOP_K1.R1",
+        _r1,
+        "InputTensor must hold no NaN",
+        "/InputTensor/Values",
+        depends_on=("TOP_K1.C3", "TOP_K1.C4"),
+        operands=(
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputValueTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.all_along(fn.not_nan(d.InputTensor.Values), [d.Axis]),
+                    d.OutputValueTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "TOP_K1.R2",
+        _r2,
+        "InputTensor must hold no NaN",
+        "/InputTensor/Values",
+        depends_on=("TOP_K1.C3", "TOP_K1.C5"),
+        operands=(
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputIndexTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.all_along(fn.not_nan(d.InputTensor.Values), [d.Axis]),
+                    d.OutputIndexTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -272,7 +324,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (TOP_K1.R1, TOP_K1.R2) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
