@@ -35,7 +35,8 @@ FUNCTIONS = (
     "either, element_bits, fits, has_flag, in_bounds, is_float, is_power_of_two, len, "
     "level_at_least, lowest, max, min, not_equal, not_nan, packed_strides, pad_left, power_fits, "
     "present, prod, row_cells, same_data_type, same_dimension_count, same_parity, "
-    "same_sizes_except, slice_cells, sum, sum_along, target_cells, unique_along, unique_targets"
+    "same_sizes_except, sizes_along, slice_cells, sum, sum_along, target_cells, unique_along, "
+    "unique_targets"
 )
 
 Mutation = Callable[[dict[str, Any]], Any]
