@@ -22,8 +22,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .data_movement import data_movement
-from .data_movement import gather_nd as _gather_nd
+from .data_movement import data_movement, gather_nd
 from .element_wise import element_wise
 from .generators import generator
 from .indexing import meaningful as _meaningful
@@ -65,24 +64,6 @@ def scatter_nd(
         values.reshape((-1, *data.shape[q:])), mode="drop", unique_indices=False
     )
     return written.reshape(input.shape)
-
-
-def gather_nd(
-    input: jax.Array,
-    indices: jax.Array,
-    *,
-    input_dimension_count: int,
-    indices_dimension_count: int,
-    output_sizes: tuple[int, ...],
-) -> jax.Array:
-    """output[...] = input[indices[...]] over whole slices: GATHER_ND1 without batches."""
-    return _gather_nd(
-        input,
-        indices,
-        input_dimension_count=input_dimension_count,
-        indices_dimension_count=indices_dimension_count,
-        output_sizes=output_sizes,
-    )
 
 
 # Elements per block of the cache-blocked scatter order (see scatter_elements).
