@@ -434,6 +434,7 @@ def test_catalog_functions_and_the_feature_level(catalog: Catalog) -> None:
         "same_sizes_except(InputTensors, OutputTensor, Axis)": True,
         "same_sizes_except(InputTensors, OutputTensor, 2)": False,
         "sum_along(InputTensors, Axis) == OutputTensor.Sizes[Axis]": True,
+        "sizes_along(InputTensors, Axis) == [2, 4]": True,
         "len(InputTensors) == 2": True,
     }
     fn = Functions(common)
@@ -444,3 +445,4 @@ def test_catalog_functions_and_the_feature_level(catalog: Catalog) -> None:
     views = [TensorView(t.name, t.members) for t in inputs]
     assert fn.same_sizes_except(views, TensorView("OutputTensor", output.members), 1)
     assert fn.sum_along(views, 1) == 6
+    assert fn.sizes_along(views, 1) == [2, 4]

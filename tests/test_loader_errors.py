@@ -37,7 +37,8 @@ FUNCTIONS = (
     "is_power_of_two, len, level_at_least, lowest, max, min, mul_each, not_equal, not_nan, "
     "packed_strides, pad_left, power_fits, present, prod, reduced_fits, row_cells, "
     "rows_written, same_data_type, same_dimension_count, same_parity, same_sizes_except, "
-    "set_items, slice_cells, strided_count, sum, sum_along, target_cells, unique_along, "
+    "set_items, sizes_along, slice_cells, strided_count, sum, sum_along, target_cells, "
+    "unique_along, "
     "unique_targets"
 )
 

@@ -545,6 +545,13 @@ _FUNCTION_LIST = [
         lambda facts, ts, axis: sum(list(_member(x, "Sizes"))[axis] for x in ts),
     ),
     Function(
+        "sizes_along",
+        "sizes_along(ts: tensors, axis: int) -> list",
+        "Each tensor's size along `axis`, in array order (where SPLIT cuts its input).",
+        _fixed(TENSORS, INT, returns=LIST),
+        lambda facts, ts, axis: [list(_member(x, "Sizes"))[axis] for x in ts],
+    ),
+    Function(
         "broadcastable",
         "broadcastable(sizes: list, target: list) -> bool",
         "Same length, and every size is 1 or equals the target's size in that dimension.",

@@ -1,10 +1,11 @@
 """The element-wise family as JAX: one table of functions, one primitive that runs them.
 
-`element_wise` is the primitive every ELEMENT_WISE_*, ACTIVATION_* and CAST spec names: the
-spec's kernel section gives the function (the operator's name), its parameters (the desc's
-scalar fields, by field name), the output data type, and where the operator has them the
-ScaleBias (applied to the first input before the function) and the FusedActivation (applied
-to the result, by the same table of activations the ACTIVATION_* operators run).
+`element_wise` is the primitive every ELEMENT_WISE_*, ACTIVATION_* and CAST spec (and
+VALUE_SCALE_2D, a scale and bias with one bias per channel) names: the spec's kernel section
+gives the function (the operator's name), its parameters (the desc's scalar fields, by field
+name), the output data type, and where the operator has them the ScaleBias (applied to the
+first input before the function) and the FusedActivation (applied to the result, by the same
+table of activations the ACTIVATION_* operators run).
 
 Numerics: FLOAT16 is computed in FLOAT32 and rounded once at the end, as GPUs commonly do;
 FLOAT32 in FLOAT32; integers in their own type, wrapping on overflow, with the rules the pages
@@ -170,6 +171,17 @@ def _clip_grad(x: Array, gradient: Array, p: Parameters) -> Array:
     return jnp.where(outside, jnp.zeros_like(gradient), gradient)
 
 
+def _value_scale_2d(x: Array, p: Parameters) -> Array:
+    """VALUE_SCALE_2D: Scale * x + Bias[c], c the channel (dimension 1 of {N, C, H, W})."""
+    bias = np.asarray(p["bias"], dtype=np.float64)
+    shape = [1] * x.ndim
+    shape[1] = bias.size
+    scaled = jnp.asarray(p["scale"], x.dtype) * x + jnp.asarray(bias, x.dtype).reshape(shape)
+    # IEEE gives -0 * s + 0 = +0; XLA may fold a "+ 0" away and keep -0 (as in _scaled).
+    positive_zero = jnp.asarray(((bias == 0) & ~np.signbit(bias)).reshape(shape))
+    return jnp.where((scaled == 0) & positive_zero, jnp.zeros_like(scaled), scaled)
+
+
 def _rows(x: Array) -> tuple[Array, tuple[int, ...]]:
     """The original SOFTMAX family works on an effective rank of at most 2: rows of the last
     dimension."""
@@ -329,6 +341,7 @@ _PARAMETERIZED: dict[str, Callable[[Array, Parameters], Array]] = {
     "ROUND": _round,
     "SIGN": _sign,
     "THRESHOLD": lambda x, p: jnp.maximum(x, _bound(p["min"], x.dtype)),
+    "VALUE_SCALE_2D": _value_scale_2d,
 }
 
 # Bit operators read and write each element's encoding (floats as their unsigned integer).

@@ -1,7 +1,10 @@
 """The math of the operators, as small JAX functions the generated kernels compose.
 
 Each takes arrays shaped exactly as their tensor descs and static (hashable) parameters, and
-returns the output array in its full shape. DirectML semantics:
+returns the output array in its full shape (a tuple of them, in the kernel section's order, for
+operators with several outputs). The families (element_wise, data_movement, reduction,
+generator) are one primitive each, running the table entry named by `function`. DirectML
+semantics:
 
 - Tensors are right-aligned: `*_dimension_count` selects the meaningful trailing dimensions;
   the leading ones are 1.
@@ -19,28 +22,23 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .data_movement import data_movement, gather_nd
 from .element_wise import element_wise
+from .generators import generator
+from .indexing import meaningful as _meaningful
+from .indexing import positions as _positions
+from .reduction import reduction
 
-__all__ = ["element_wise", "fill_value_sequence", "gather_nd", "scatter_elements", "scatter_nd"]
-
-
-def _positions(indices: jax.Array, bounds: jax.Array | int) -> tuple[jax.Array, jax.Array]:
-    """Indices as int64 positions (negative ones counted from the end for signed types) and a
-    mask of those inside [0, bound)."""
-    bound = jnp.asarray(bounds, dtype=jnp.int64)
-    if jnp.issubdtype(indices.dtype, jnp.unsignedinteger):
-        # Compare before converting: a UINT64 above 2^63 would turn negative as int64.
-        inside = indices < bound.astype(indices.dtype)
-        positions = jnp.where(inside, indices, 0).astype(jnp.int64)
-    else:
-        positions = indices.astype(jnp.int64)
-        positions = jnp.where(positions < 0, positions + bound, positions)
-        inside = (positions >= 0) & (positions < bound)
-    return positions, inside
-
-
-def _meaningful(array: jax.Array, count: int) -> jax.Array:
-    return array.reshape(array.shape[array.ndim - count :])
+__all__ = [
+    "data_movement",
+    "element_wise",
+    "fill_value_sequence",
+    "gather_nd",
+    "generator",
+    "reduction",
+    "scatter_elements",
+    "scatter_nd",
+]
 
 
 def scatter_nd(
@@ -66,27 +64,6 @@ def scatter_nd(
         values.reshape((-1, *data.shape[q:])), mode="drop", unique_indices=False
     )
     return written.reshape(input.shape)
-
-
-def gather_nd(
-    input: jax.Array,
-    indices: jax.Array,
-    *,
-    input_dimension_count: int,
-    indices_dimension_count: int,
-    output_sizes: tuple[int, ...],
-) -> jax.Array:
-    """output[...] = input[indices[...]] over whole slices."""
-    data = _meaningful(input, input_dimension_count)
-    tuples = _meaningful(indices, indices_dimension_count)
-    q = tuples.shape[-1]
-    positions, inside = _positions(tuples, jnp.array(data.shape[:q]))
-    row = jnp.ravel_multi_index(tuple(jnp.moveaxis(positions, -1, 0)), data.shape[:q], mode="clip")
-    rows = data.reshape((math.prod(data.shape[:q]), *data.shape[q:]))
-    picked = jnp.take(rows, row.reshape(-1), axis=0, mode="clip")
-    ok = jnp.all(inside, axis=-1).reshape((-1,) + (1,) * (data.ndim - q))
-    picked = jnp.where(ok, picked, jnp.zeros((), dtype=data.dtype))
-    return picked.reshape(output_sizes)
 
 
 # Elements per block of the cache-blocked scatter order (see scatter_elements).

@@ -1,0 +1,181 @@
+"""The reduction family as JAX: one table of functions, one primitive that runs them.
+
+`reduction` is the primitive the REDUCE, ARGMIN, ARGMAX, TOP_K*, CUMULATIVE_* and
+NONZERO_COORDINATES specs name; the kernel section gives the function (the operator's name)
+and its static parameters (axes, directions, output data types). REDUCE's own Function field
+is a static parameter, looked up in the table of reduce functions below. TOP_K* return
+(values, indices) and NONZERO_COORDINATES (count, coordinates), in the order of the kernel
+section's outputs.
+
+Numerics: integers are reduced, summed and multiplied in their own type, wrapping modulo
+2^bits (64-bit exact). FLOAT16 and FLOAT32 sums, products, norms and scans accumulate in
+FLOAT64 and are rounded once to the output type, so the result is as close to the exact one
+as the output type allows; MIN, MAX and the selections (ARG*, TOP_K) compare the values
+themselves. A NaN propagates through MIN and MAX and is what ARGMIN/ARGMAX select (NumPy's
+rule); TOP_K selects NaNs after every number. The pages leave NaN undefined for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.scipy.special import logsumexp
+
+from .indexing import member
+
+__all__ = ["FUNCTIONS", "REDUCE_FUNCTIONS", "reduction"]
+
+Array = jax.Array
+Axes = tuple[int, ...]
+
+
+def _wide(x: Array) -> Array:
+    """Floats accumulate in FLOAT64 (rounded once to the output type); integers wrap in theirs."""
+    return x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x
+
+
+def _sum(x: Array, axes: Axes) -> Array:
+    return jnp.sum(x, axis=axes, dtype=x.dtype, keepdims=True)
+
+
+# DML_REDUCE_FUNCTION members (ne-directml-dml_reduce_function) on the widened input.
+REDUCE_FUNCTIONS: dict[str, Callable[[Array, Axes], Array]] = {
+    "AVERAGE": lambda x, a: jnp.mean(x, axis=a, keepdims=True),
+    "L1": lambda x, a: _sum(jnp.abs(x), a),
+    "L2": lambda x, a: jnp.sqrt(_sum(x * x, a)),
+    "LOG_SUM": lambda x, a: jnp.log(_sum(x, a)),
+    "LOG_SUM_EXP": lambda x, a: logsumexp(x, axis=a, keepdims=True),
+    "MAX": lambda x, a: jnp.max(x, axis=a, keepdims=True),
+    "MIN": lambda x, a: jnp.min(x, axis=a, keepdims=True),
+    "MULTIPLY": lambda x, a: jnp.prod(x, axis=a, dtype=x.dtype, keepdims=True),
+    "SUM": _sum,
+    "SUM_SQUARE": lambda x, a: _sum(x * x, a),
+}
+
+
+def _arg(x: Array, axes: Axes, *, largest: bool, last: bool) -> Array:
+    """The row-major index, over the reduced axes, of the first (or `last`) smallest (or
+    `largest`) element; kept dimensions stay in place, reduced ones become 1."""
+    reduced = sorted(set(axes))
+    kept = [d for d in range(x.ndim) if d not in reduced]
+    moved = jnp.transpose(x, kept + reduced)
+    rows = moved.reshape(*moved.shape[: len(kept)], -1)
+    if last:
+        rows = jnp.flip(rows, axis=-1)
+    index = jnp.argmax(rows, axis=-1) if largest else jnp.argmin(rows, axis=-1)
+    if last:
+        index = rows.shape[-1] - 1 - index
+    return index.reshape([1 if d in reduced else s for d, s in enumerate(x.shape)])
+
+
+def _reduce(input: Array, *, reduce_function: str, axes: Axes, output_type: str) -> Array:
+    name = member(reduce_function, "DML_REDUCE_FUNCTION_")
+    if name in ("ARGMIN", "ARGMAX"):  # as ARGMIN/ARGMAX with AxisDirection INCREASING
+        index = _arg(input, axes, largest=name == "ARGMAX", last=False)
+        return index.astype(output_type)
+    if name not in REDUCE_FUNCTIONS:
+        known = sorted({*REDUCE_FUNCTIONS, "ARGMIN", "ARGMAX"})
+        raise ValueError(f"no reduce function {reduce_function!r} (known: {known})")
+    exact = name in ("MIN", "MAX")
+    x = input if exact else _wide(input)
+    return REDUCE_FUNCTIONS[name](x, tuple(sorted(set(axes)))).astype(output_type)
+
+
+def _arg_function(largest: bool) -> Callable[..., Array]:
+    def arg(input: Array, *, axes: Axes, axis_direction: str, output_type: str) -> Array:
+        """AxisDirection picks among equal elements: INCREASING the first, DECREASING the last."""
+        last = member(axis_direction, "DML_AXIS_DIRECTION_") == "DECREASING"
+        return _arg(input, axes, largest=largest, last=last).astype(output_type)
+
+    return arg
+
+
+def _descending(x: Array) -> Array:
+    """A sort key whose ascending order is x's descending order (NaNs still sort last)."""
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return -x
+    return jnp.bitwise_not(x)  # reverses the order of signed and unsigned integers alike
+
+
+def _top_k(
+    input: Array,
+    *,
+    axis: int,
+    k: int,
+    index_type: str,
+    axis_direction: str = "DECREASING",
+) -> tuple[Array, Array]:
+    """The K largest (DECREASING) or smallest (INCREASING) elements of each sequence along
+    `axis`, in that order, and their indices; equal values keep ascending index order."""
+    moved = jnp.moveaxis(input, axis, -1)
+    increasing = member(axis_direction, "DML_AXIS_DIRECTION_") == "INCREASING"
+    key = moved if increasing else _descending(moved)
+    order = lax.broadcasted_iota(jnp.int64, moved.shape, moved.ndim - 1)
+    # A stable sort on the key alone: ties keep the original (ascending) index order.
+    _, index = lax.sort((key, order), dimension=moved.ndim - 1, is_stable=True, num_keys=1)
+    index = index[..., :k]
+    values = jnp.take_along_axis(moved, index, axis=-1)
+    return jnp.moveaxis(values, -1, axis), jnp.moveaxis(index, -1, axis).astype(index_type)
+
+
+def _cumulative(product: bool) -> Callable[..., Array]:
+    def scan(input: Array, *, axis: int, axis_direction: str, exclusive: bool) -> Array:
+        """Running products (sums) along `axis`, from its end for DECREASING; an exclusive
+        scan writes the tally before the current element (the identity first)."""
+        reverse = member(axis_direction, "DML_AXIS_DIRECTION_") == "DECREASING"
+        x = _wide(input)
+        total = (lax.cumprod if product else lax.cumsum)(x, axis=axis, reverse=reverse)
+        if exclusive:
+            size = x.shape[axis]
+            shape = list(x.shape)
+            shape[axis] = 1
+            identity = (jnp.ones if product else jnp.zeros)(shape, x.dtype)
+            if reverse:
+                parts = [lax.slice_in_dim(total, 1, size, axis=axis), identity]
+            else:
+                parts = [identity, lax.slice_in_dim(total, 0, size - 1, axis=axis)]
+            total = jnp.concatenate(parts, axis=axis)
+        return total.astype(input.dtype)
+
+    return scan
+
+
+def _nonzero_coordinates(
+    input: Array, *, coordinate_count: int, count_type: str, coordinate_type: str
+) -> tuple[Array, Array]:
+    """The number of non-zero elements (-0.0 is zero, NaN is not) and their coordinates in
+    the last `coordinate_count` dimensions, one row each in ascending element order; rows past
+    the count are zeros."""
+    nonzero = (input != 0).reshape(-1)
+    count = jnp.sum(nonzero, dtype=jnp.int64).astype(count_type)
+    # Padding rows take element 0, whose coordinates are all zero.
+    flat = jnp.flatnonzero(nonzero, size=nonzero.size, fill_value=0)
+    columns = list(jnp.unravel_index(flat, input.shape))[max(input.ndim - coordinate_count, 0) :]
+    padding = [jnp.zeros_like(flat)] * max(coordinate_count - input.ndim, 0)
+    return count, jnp.stack(padding + columns, axis=-1).astype(coordinate_type)
+
+
+# Every function of the family, by operator name.
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "ARGMAX": _arg_function(largest=True),
+    "ARGMIN": _arg_function(largest=False),
+    "CUMULATIVE_PRODUCT": _cumulative(product=True),
+    "CUMULATIVE_SUMMATION": _cumulative(product=False),
+    "NONZERO_COORDINATES": _nonzero_coordinates,
+    "REDUCE": _reduce,
+    "TOP_K": _top_k,
+    "TOP_K1": _top_k,
+}
+
+
+def reduction(input: Array, *, function: str, **parameters: Any) -> Any:
+    """Run one reduction, selection or scan operator on the input; one array, or the tuple
+    of the operator's outputs (TOP_K*, NONZERO_COORDINATES)."""
+    name = member(function, "DML_OPERATOR_")
+    if name not in FUNCTIONS:
+        raise ValueError(f"no reduction function {function!r} (known: {sorted(FUNCTIONS)})")
+    return FUNCTIONS[name](input, **parameters)
