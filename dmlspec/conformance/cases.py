@@ -234,7 +234,7 @@ def draw_desc(
     definitions = definition_trees(spec)
     found = derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
     derivable = {d.target for d in found}
-    for _ in range(ATTEMPTS):
+    for attempt in range(ATTEMPTS):
         row = rng.choice(rows)
         types = _choose_types(spec, row, force, rng)
         ranks = _choose_ranks(spec, row, force, rng, max_rank)
@@ -264,7 +264,7 @@ def draw_desc(
             if field.kind == "data_type":
                 desc[field.name] = types[field.name]
         counted = {f.count_field for f in spec.fields if f.is_array and f.count_field}
-        _derive_counts(catalog, spec, desc, counted, derivable, rng)
+        _derive_counts(catalog, spec, desc, counted, derivable, rng, attempt >= ATTEMPTS // 4)
         for field in spec.fields:
             if field.name in counted or (field.is_array and field.name in desc):
                 continue  # set with its array
@@ -338,10 +338,15 @@ def _derive_counts(
     counted: set[str],
     derivable: set[str],
     rng: random.Random,
+    plain: bool = False,
 ) -> None:
     """Count fields the spec ties to the tensors (SLICE's DimensionCount equals
     InputTensor.DimensionCount), and arrays of that length: offsets, sizes and strides start
-    small, and a draw that breaks a rule is rejected by the validator."""
+    small, and a draw that breaks a rule is rejected by the validator. Once many draws were
+    rejected (`plain`), the arrays get the values that keep a window inside any tensor: 1 for
+    sizes, strides and repeats, 0 for offsets and paddings (per-dimension rules such as
+    "Offsets + (Sizes - 1) * Strides < InputTensor.Sizes" rarely hold for every dimension of a
+    random draw)."""
     for name in sorted(n for n in counted if n in derivable and n not in desc):
         try:
             value = derive_members(catalog.common, spec, desc, [name]).get(name)
@@ -353,7 +358,11 @@ def _derive_counts(
         for field in spec.fields:
             if field.count_field == name and field.kind in ("uint_array", "int_array"):
                 small = (-1, 0, 1, 2) if field.kind == "int_array" else (0, 0, 1, 1, 2, 3)
-                desc[field.name] = [rng.choice(small) for _ in range(value)]
+                one = any(w in field.name for w in ("Size", "Stride", "Repeat"))
+                desc[field.name] = [
+                    (int(one) if plain and rng.random() < 0.8 else rng.choice(small))
+                    for _ in range(value)
+                ]
             elif field.count_field == name and field.kind == "float_array":
                 desc[field.name] = [rng.choice(_FLOATS) for _ in range(value)]
 
@@ -385,6 +394,8 @@ def _partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.
             for tensor, part in zip(tensors, parts, strict=True):
                 tensor["Sizes"] = [part if d == index else n for d, n in enumerate(base)]
             desc[other.id]["Sizes"] = [sum(parts) if d == index else n for d, n in enumerate(base)]
+
+
 def _derive_sizes(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -606,6 +617,13 @@ def draw_case(
     force: CellChoice | None = None,
 ) -> Case:
     rng = random.Random(seed)
-    operator = draw_desc(catalog, spec, level, rng, force)
+    for retry in range(1, 4):  # a seed whose draws were all rejected: the next stream, still seeded
+        try:
+            operator = draw_desc(catalog, spec, level, rng, force)
+            break
+        except LookupError:
+            if retry == 3:
+                raise
+            rng = random.Random(f"{seed}/{retry}")
     inputs = draw_inputs(catalog, spec, operator, rng, unique_targets=rng.random() < 0.5)
     return Case(operator, inputs, level, seed)

@@ -95,6 +95,8 @@ def _note(target: Target, spec: OperatorSpec, desc: dict[str, Any], level: str) 
     """Count a case and remember its output data type and level for the report."""
     target.cases += 1
     output = desc.get(spec.checked_kernel.output, {})
+    if isinstance(output, list):  # a tensor-array output: its items share a data type
+        output = output[0] if output else {}
     target.last_case = {"data_type": str(output.get("DataType", "-")), "level": level}
 
 
