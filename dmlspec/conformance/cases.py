@@ -287,6 +287,7 @@ def draw_desc(
         for name in wanted:
             free.pop(name.partition(".")[0])
         _partition_along_axis(spec, desc, rng)
+        _ones_where_required(spec, desc)
         try:
             derived = _derive_sizes(catalog, spec, free, wanted, ranks)
         except (ValueError, ExpressionError, LookupError, TypeError):
@@ -365,6 +366,42 @@ def _derive_counts(
                 ]
             elif field.count_field == name and field.kind == "float_array":
                 desc[field.name] = [rng.choice(_FLOATS) for _ in range(value)]
+
+
+def _ones_where_required(spec: OperatorSpec, desc: dict[str, Any]) -> None:
+    """Drawn sizes that rules such as all_ones(T.Sizes) or all_ones(T.Sizes[:-2]) require to be
+    1 are set to 1 (NONZERO_COORDINATES' count and leading coordinate dimensions)."""
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        match constraint.expr.tree:
+            case nodes.Call(func="all_ones", args=(argument,)):
+                pass
+            case _:
+                continue
+        stop: int | None = None
+        match argument:
+            case nodes.Member(obj=nodes.Name(id=name), member="Sizes"):
+                pass
+            case nodes.Slice(
+                obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                lower=None,
+                upper=nodes.Unary(op="-", operand=nodes.Literal(value=int() as stop)),
+            ):
+                stop = -stop
+            case nodes.Slice(
+                obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                lower=None,
+                upper=nodes.Literal(value=int() as stop),
+            ):
+                pass
+            case _:
+                continue
+        tensor = desc.get(name)
+        if isinstance(tensor, dict) and isinstance(tensor.get("Sizes"), list):
+            sizes = tensor["Sizes"]
+            end = len(sizes) if stop is None else len(sizes) + stop if stop < 0 else stop
+            tensor["Sizes"] = [1 if i < end else n for i, n in enumerate(sizes)]
 
 
 def _partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.Random) -> None:

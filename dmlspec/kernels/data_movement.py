@@ -169,7 +169,8 @@ def _slice_grad(
 
 def _padding_source(mode: str, start: int, end: int, size: int) -> np.ndarray | None:
     """For each output position along a dimension, the input position it copies (EDGE,
-    REFLECTION, SYMMETRIC; the latter two fold periodically); None where it is the input."""
+    REFLECTION, SYMMETRIC, WRAP; the last three repeat periodically); None where it is the
+    input."""
     if start == 0 and end == 0:
         return None
     index = np.arange(-start, size + end, dtype=np.int64)
@@ -185,7 +186,11 @@ def _padding_source(mode: str, start: int, end: int, size: int) -> np.ndarray | 
         period = 2 * size
         folded = index % period
         return np.where(folded < size, folded, period - 1 - folded)
-    raise ValueError(f"no padding mode {mode!r} (known: CONSTANT, EDGE, REFLECTION, SYMMETRIC)")
+    if mode == "WRAP":
+        return index % size
+    raise ValueError(
+        f"no padding mode {mode!r} (known: CONSTANT, EDGE, REFLECTION, SYMMETRIC, WRAP)"
+    )
 
 
 def _pad(

@@ -22,6 +22,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.scipy.special import logsumexp
 
@@ -62,7 +63,7 @@ def _arg(x: Array, axes: Axes, *, largest: bool, last: bool) -> Array:
     `largest`) element; kept dimensions stay in place, reduced ones become 1."""
     reduced = sorted(set(axes))
     kept = [d for d in range(x.ndim) if d not in reduced]
-    moved = jnp.transpose(x, kept + reduced)
+    moved = jnp.transpose(_ordered(x), kept + reduced)  # NaN is undefined (the specs' R1)
     rows = moved.reshape(*moved.shape[: len(kept)], -1)
     if last:
         rows = jnp.flip(rows, axis=-1)
@@ -94,11 +95,20 @@ def _arg_function(largest: bool) -> Callable[..., Array]:
     return arg
 
 
+def _ordered(x: Array) -> Array:
+    """Floats as signed integers in the same order (-0 and +0 equal), so that comparisons see
+    every bit: XLA's CPU sort compares FLOAT32 subnormals as zeros. Integers as they are."""
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return x
+    signed = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}[x.dtype.itemsize]
+    bits = lax.bitcast_convert_type(x, signed)
+    magnitude = bits & jnp.asarray(np.iinfo(signed).max, signed)
+    return jnp.where(bits < 0, -magnitude, magnitude)
+
+
 def _descending(x: Array) -> Array:
-    """A sort key whose ascending order is x's descending order (NaNs still sort last)."""
-    if jnp.issubdtype(x.dtype, jnp.floating):
-        return -x
-    return jnp.bitwise_not(x)  # reverses the order of signed and unsigned integers alike
+    """A sort key whose ascending order is x's descending order."""
+    return jnp.bitwise_not(_ordered(x))  # reverses the order of signed and unsigned integers
 
 
 def _top_k(
@@ -113,7 +123,7 @@ def _top_k(
     `axis`, in that order, and their indices; equal values keep ascending index order."""
     moved = jnp.moveaxis(input, axis, -1)
     increasing = member(axis_direction, "DML_AXIS_DIRECTION_") == "INCREASING"
-    key = moved if increasing else _descending(moved)
+    key = _ordered(moved) if increasing else _descending(moved)
     order = lax.broadcasted_iota(jnp.int64, moved.shape, moved.ndim - 1)
     # A stable sort on the key alone: ties keep the original (ascending) index order.
     _, index = lax.sort((key, order), dimension=moved.ndim - 1, is_stable=True, num_keys=1)
@@ -150,7 +160,7 @@ def _nonzero_coordinates(
     """The number of non-zero elements (-0.0 is zero, NaN is not) and their coordinates in
     the last `coordinate_count` dimensions, one row each in ascending element order; rows past
     the count are zeros."""
-    nonzero = (input != 0).reshape(-1)
+    nonzero = (_ordered(input) != 0).reshape(-1)  # bits, not a DAZ compare: subnormals count
     count = jnp.sum(nonzero, dtype=jnp.int64).astype(count_type)
     # Padding rows take element 0, whose coordinates are all zero.
     flat = jnp.flatnonzero(nonzero, size=nonzero.size, fill_value=0)
