@@ -381,7 +381,10 @@ def _one_hot(c: Call) -> dict[str, str]:
     g, axis = c.g, int(c.desc["Axis"])
     depth = c.sizes("OutputTensor")[axis]
     sizes = list(c.array("IndicesTensor").shape)
-    indices = g.cast(g.reshape(c.feed("IndicesTensor"), sizes[:axis] + sizes[axis + 1 :]), np.int64)
+    # A leading 1 keeps the indices at least 1-D (onnxruntime's OneHot refuses a scalar); the
+    # output is reshaped to its Sizes afterwards.
+    kept = [1, *sizes[:axis], *sizes[axis + 1 :]]
+    indices = g.cast(g.reshape(c.feed("IndicesTensor"), kept), np.int64)
     if not _signed(c, "IndicesTensor"):  # never from the end; a UINT64 past 2^63 is outside
         bound = g.int64(depth)
         outside = g.op(
@@ -394,7 +397,7 @@ def _one_hot(c: Call) -> dict[str, str]:
     # OffValue is element 0; OnValue element 1 (the next along the fastest-changing dimension
     # of size > 1, which in the logical tensor is the next element).
     values = carried(g, c.array("ValuesTensor").reshape(-1)[:2], ONE_HOT_VALUE_TYPES)
-    one_hot = g.op("OneHot", indices, g.int64(depth), values, dtype=g.dtype(values), axis=axis)
+    one_hot = g.op("OneHot", indices, g.int64(depth), values, dtype=g.dtype(values), axis=axis + 1)
     return {"OutputTensor": one_hot}
 
 

@@ -133,6 +133,11 @@ class Graph:
         """Where, also for the types onnxruntime's Where lacks (via a same-width type)."""
         dtype = self.types[a]
         carrier = {"uint64": "int64", "int16": "int32", "uint16": "uint32"}.get(dtype.name)
+        if carrier is None and dtype.kind == "f":
+            # onnxruntime's float Where turns a -0 taken from its first branch into +0 (its
+            # second branch keeps it): the condition is negated and the branches swapped.
+            negated = self.op("Not", condition, dtype=np.bool_)
+            return self.op("Where", negated, self.cast(b, dtype), a, dtype=dtype)
         if carrier is None:
             return self.op("Where", condition, a, self.cast(b, dtype), dtype=dtype)
         chosen = self.op(
