@@ -27,14 +27,14 @@ class GatherNegativeIndicesClamped(_Wrapped):
         return operator, {**inputs, "IndicesTensor": indices}
 
 
-class SliceIgnoresStrides(_Wrapped):
-    """Slice: every window stride taken as 1."""
+class SliceIgnoresOffsets(_Wrapped):
+    """Slice: every window starts at 0 (InputWindowOffsets ignored)."""
 
     operators = ("SLICE1",)
 
     def inputs_hook(self, operator: Any, inputs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         desc = operator["desc"]
-        desc["InputWindowStrides"] = [1 if s > 0 else -1 for s in desc["InputWindowStrides"]]
+        desc["InputWindowOffsets"] = [0] * len(desc["InputWindowOffsets"])
         return operator, inputs
 
 

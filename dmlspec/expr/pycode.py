@@ -157,6 +157,13 @@ class _Wrapper:
                     part[-1] += ","
                     lines += part
                 return [*lines, pad + ")"]
+            case nodes.ListLiteral(items=items) if items:
+                lines = [f"{pad}["]
+                for item in items:
+                    part = self.lines(item, indent + 4)
+                    part[-1] += ","
+                    lines += part
+                return [*lines, pad + "]"]
             case nodes.Compare(first=first, ops=ops, rest=rest):
                 return self.chain(indent, first, list(zip(ops, rest, strict=True)), _SUM)
             case nodes.BoolOp(op=op, values=values):

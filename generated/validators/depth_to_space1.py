@@ -51,7 +51,12 @@ def _expected_output_sizes(d: View) -> Any:
     / (BlockSize * BlockSize), InputHeight * BlockSize, InputWidth * BlockSize }.
     """
     return (
-        [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1] // d.BlockArea, d.InputTensor.Sizes[2] * d.BlockSize, d.InputTensor.Sizes[3] * d.BlockSize]
+        [
+            d.InputTensor.Sizes[0],
+            d.InputTensor.Sizes[1] // d.BlockArea,
+            d.InputTensor.Sizes[2] * d.BlockSize,
+            d.InputTensor.Sizes[3] * d.BlockSize,
+        ]
     )
 
 

@@ -50,7 +50,12 @@ def _expected_output_sizes(d: View) -> Any:
     C4).
     """
     return (
-        [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1] * d.BlockArea, d.InputTensor.Sizes[2] // d.BlockSize, d.InputTensor.Sizes[3] // d.BlockSize]
+        [
+            d.InputTensor.Sizes[0],
+            d.InputTensor.Sizes[1] * d.BlockArea,
+            d.InputTensor.Sizes[2] // d.BlockSize,
+            d.InputTensor.Sizes[3] // d.BlockSize,
+        ]
     )
 
 

@@ -24,7 +24,7 @@ def _cells(spec: OperatorSpec) -> list[tuple[str, str, str, str]]:
             cells += [
                 (row.feature_level, cell.tensor, "rank", str(n)) for n in cell.dimension_counts
             ]
-    return cells
+    return list(dict.fromkeys(cells))  # once each: REDUCE's `when` groups repeat cells
 
 
 def _introduced(spec: OperatorSpec) -> list[tuple[str, str, str, str]]:
