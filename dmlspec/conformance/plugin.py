@@ -316,6 +316,7 @@ def coverage_table(
     for spec in catalog().operators:
         if spec.name not in operators:
             continue
+        seen: set[tuple[str, ...]] = set()
         for row in spec.support:
             if common.feature_level(row.feature_level).rank > rank:
                 continue
@@ -325,6 +326,9 @@ def coverage_table(
                 ]
                 for kind, value in keys:
                     key = (spec.name, row.feature_level, cell.tensor, kind, value)
+                    if key in seen:  # the same cell in another `when` group (REDUCE)
+                        continue
+                    seen.add(key)
                     rows.append(
                         {
                             "operator": spec.name,
