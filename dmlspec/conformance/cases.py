@@ -235,7 +235,7 @@ def draw_desc(
     found = derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
     derivable = {d.target for d in found}
     for attempt in range(ATTEMPTS):
-        row = rng.choice(rows)
+        row = rng.choice(rows) if len(rows) > 1 else rows[0]  # one row: the stream unchanged
         types = _choose_types(spec, row, force, rng)
         ranks = _choose_ranks(spec, row, force, rng, max_rank)
         desc: dict[str, Any] = {}
