@@ -227,8 +227,9 @@ def draw_desc(
 ) -> dict[str, Any]:
     """A desc valid at `level`; raises LookupError if none was found."""
     rows = rows_at(catalog, spec, level)
-    if force is not None:
+    if force is not None:  # a cell of the row introduced at `level` (REDUCE: in its group)
         rows = [r for r in rows if _allows(r, force)] or rows
+        rows = [r for r in rows if r.feature_level == level] or rows
     if not rows:
         raise LookupError(f"{spec.name} does not exist at {level}")
     definitions = definition_trees(spec)
