@@ -18,6 +18,7 @@ from typing import Any
 
 from ..model import Catalog, OperatorSpec, SupportRow
 from ..validation import validate_operator
+from .cases import rows_at
 from .mutate import rederive, resized
 
 __all__ = ["base_desc", "base_descs", "example_desc"]
@@ -79,18 +80,8 @@ def base_descs(
     return found
 
 
-def _rows(catalog: Catalog, spec: OperatorSpec, level: str) -> list[SupportRow]:
-    """The rows in force at `level`: one, or one per `when` group."""
-    rank = catalog.common.feature_level(level).rank
-    by_group: dict[str, SupportRow] = {}
-    for row in spec.support:
-        if catalog.common.feature_level(row.feature_level).rank <= rank:
-            by_group[row.when.source if row.when else ""] = row
-    return list(by_group.values())
-
-
 def _built(catalog: Catalog, spec: OperatorSpec, level: str) -> Iterator[Desc]:
-    for row in _rows(catalog, spec, level):
+    for row in rows_at(catalog, spec, level):
         cells = [c for c in row.tensors if c.data_types and c.dimension_counts]
         if not cells:
             continue

@@ -30,6 +30,7 @@ __all__ = [
     "draw_case",
     "draw_desc",
     "draw_inputs",
+    "example_operator",
     "example_tensors",
     "type_groups",
 ]
@@ -85,6 +86,37 @@ def example_tensors(value: Any) -> list[ExampleTensor] | None:
     ):
         return list(value)
     return None
+
+
+def example_operator(
+    catalog: Catalog, spec: OperatorSpec, fields: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """A documented example's fields as a desc and its inputs (a list for a tensor array), and
+    whether every input tensor has values."""
+    desc: dict[str, Any] = {}
+    inputs: dict[str, Any] = {}
+    complete = True
+    for name, value in fields.items():
+        tensors = example_tensors(value)
+        if tensors is None:
+            desc[name] = value
+            continue
+        descs, arrays = [], []
+        for tensor in tensors:
+            raw = tensor.to_json()
+            values = raw.pop("Values", None)
+            descs.append(raw)
+            dtype = catalog.common.data_type(tensor.data_type or "").numpy
+            arrays.append(None if values is None else np.array(values, dtype=dtype))
+        single = isinstance(value, ExampleTensor)
+        desc[name] = descs[0] if single else descs
+        if spec.field(name).is_output:
+            continue
+        if any(a is None for a in arrays):
+            complete = False
+        else:
+            inputs[name] = arrays[0] if single else arrays
+    return desc, inputs, complete
 
 
 def _slot_kinds(spec: OperatorSpec) -> dict[str, str]:

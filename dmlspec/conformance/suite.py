@@ -20,7 +20,15 @@ from .. import load_catalog
 from ..binding import bind_desc
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, ExampleTensor, OperatorSpec, SupportRow
-from .cases import Case, CellChoice, draw_case, draw_desc, example_tensors, rows_at
+from .cases import (
+    Case,
+    CellChoice,
+    draw_case,
+    draw_desc,
+    example_operator,
+    example_tensors,
+    rows_at,
+)
 from .check import run_case
 from .layouts import draw_layout_case
 from .mutate import break_constraint
@@ -125,24 +133,7 @@ def check_example(target: Target, operator: str, example_id: str) -> None:
     claimed = [lv for lv in levels if catalog().common.feature_level(lv).rank <= target.rank]
     if not claimed:
         pytest.skip(f"example {example_id} is valid only from {levels[0] if levels else '?'}")
-    desc: dict[str, Any] = {}
-    inputs = {}
-    for name, value in fields.items():
-        tensors = example_tensors(value)
-        if tensors is None:
-            desc[name] = value
-            continue
-        descs, arrays = [], []
-        for tensor in tensors:
-            raw = tensor.to_json()
-            values = raw.pop("Values", None)
-            descs.append(raw)
-            dtype = catalog().common.data_type(tensor.data_type or "").numpy
-            arrays.append(None if values is None else np.array(values, dtype=dtype))
-        single = isinstance(value, ExampleTensor)
-        desc[name] = descs[0] if single else descs
-        if not spec.field(name).is_output and all(a is not None for a in arrays):
-            inputs[name] = arrays[0] if single else arrays
+    desc, inputs, _ = example_operator(catalog(), spec, fields)
     _run(target, spec, Case({"type": spec.operator_type, "desc": desc}, inputs, claimed[-1], 0))
 
 

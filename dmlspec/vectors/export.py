@@ -34,10 +34,10 @@ import numpy as np
 
 from .. import reference
 from ..binding import bind_desc
-from ..conformance.cases import Case, CellChoice, draw_case, example_tensors, rows_at
+from ..conformance.cases import Case, CellChoice, draw_case, example_operator, rows_at
 from ..conformance.check import accumulation_tolerance
 from ..conformance.layouts import draw_layout_case
-from ..model import Catalog, ExampleTensor, OperatorSpec
+from ..model import Catalog, OperatorSpec
 from ..reference.layout import is_strided, logical_view
 from ..safeio import write_file
 from ..validation import check_requires, validate_operator
@@ -62,26 +62,9 @@ def _safe(text: str) -> str:
 
 def _example_case(catalog: Catalog, spec: OperatorSpec, example_id: str, level: str) -> Case | None:
     example = next(e for e in spec.examples if e.id == example_id)
-    desc: dict[str, Any] = {}
-    inputs = {}
-    for name, value in example.valid_form:
-        tensors = example_tensors(value)
-        if tensors is None:
-            desc[name] = value
-            continue
-        descs, arrays = [], []
-        for tensor in tensors:
-            raw = tensor.to_json()
-            values = raw.pop("Values", None)
-            descs.append(raw)
-            dtype = catalog.common.data_type(tensor.data_type or "").numpy
-            arrays.append(None if values is None else np.array(values, dtype=dtype))
-        single = isinstance(value, ExampleTensor)
-        desc[name] = descs[0] if single else descs
-        if not spec.field(name).is_output:
-            if any(a is None for a in arrays):
-                return None
-            inputs[name] = arrays[0] if single else arrays
+    desc, inputs, complete = example_operator(catalog, spec, example.valid_form.as_dict())
+    if not complete:
+        return None
     operator = {"type": spec.operator_type, "desc": desc}
     levels = [
         r.feature_level for r in spec.support if validate_operator(operator, r.feature_level).valid
