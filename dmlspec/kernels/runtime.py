@@ -659,7 +659,10 @@ def run_operator(
         layout = None if view is None else _layout(kernel, view, desc, field)
         declared = desc[field]
         if field not in inputs:
-            raise InvalidOperator(f"input {field} is missing")
+            raise InvalidOperator(
+                f"inputs lack {field}: the desc gives {field}, so its array (a list of arrays "
+                f"for a tensor array) must be in inputs; got {sorted(inputs)}"
+            )
         if isinstance(declared, list):
             given = inputs[field]
             if not isinstance(given, list | tuple) or len(given) != len(declared):
