@@ -69,6 +69,31 @@ def _tensor(tensor: Any) -> Any:
     return tensor.numpy()
 
 
+def _tensor_desc(array: np.ndarray) -> dict[str, Any]:
+    return {"DataType": _DATA_TYPES[array.dtype.name], "Sizes": list(array.shape)}
+
+
+_DATA_TYPES = {"float16": "FLOAT16", "float32": "FLOAT32", "int64": "INT64"}
+
+
+def _user_paths(
+    operator: dict[str, Any], inputs: dict[str, np.ndarray], call: Callable[[], Any], moved: int
+) -> list[Variant]:
+    """The path a user takes first: NumPy arrays in, a fresh output out, through `ops.run`
+    (operator JSON, the backend contract) and through the operator's `ops` function."""
+    output = next(f for f in operator["desc"] if f.startswith("Output"))
+    return [
+        Variant(
+            "ops.run, NumPy in",
+            "dmlspec",
+            NEW,
+            lambda: ops.run(operator, inputs)[output],
+            moved,
+        ),
+        Variant("NumPy in", "dmlspec", NEW, lambda: _ready(call()), moved),
+    ]
+
+
 def _unique_rows(rng: np.random.Generator, rows: int, count: int) -> np.ndarray:
     return rng.permutation(rows)[:count].astype(np.int64).reshape(count, 1)
 
@@ -89,7 +114,20 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
     in_place = 2 * updates.nbytes + indices.nbytes
     x, i, u = _device(data), _device(indices), _device(updates)
     donated = _Buffer(_device(data))
+    operator = {
+        "type": "DML_OPERATOR_SCATTER_ND",
+        "desc": {
+            "InputTensor": _tensor_desc(data),
+            "IndicesTensor": _tensor_desc(indices),
+            "UpdatesTensor": _tensor_desc(updates),
+            "OutputTensor": _tensor_desc(data),
+            "InputDimensionCount": 2,
+            "IndicesDimensionCount": 2,
+        },
+    }
+    inputs = {"InputTensor": data, "IndicesTensor": indices, "UpdatesTensor": updates}
     variants = [
+        *_user_paths(operator, inputs, lambda: ops.scatter_nd(data, indices, updates), new),
         Variant("jax", "dmlspec", NEW, lambda: _ready(ops.scatter_nd(x, i, u)), new),
         Variant(
             "jax donated",
@@ -171,7 +209,19 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
     given = _Buffer(_device(np.zeros((count, width), dtype)))
     rows_index = indices[:, 0]
     out = np.empty((count, width), dtype)
+    operator = {
+        "type": "DML_OPERATOR_GATHER_ND",
+        "desc": {
+            "InputTensor": _tensor_desc(data),
+            "IndicesTensor": _tensor_desc(indices),
+            "OutputTensor": _tensor_desc(out),
+            "InputDimensionCount": 2,
+            "IndicesDimensionCount": 2,
+        },
+    }
+    inputs = {"InputTensor": data, "IndicesTensor": indices}
     variants = [
+        *_user_paths(operator, inputs, lambda: ops.gather_nd(data, indices), moved),
         Variant("jax", "dmlspec", NEW, lambda: _ready(ops.gather_nd(x, i)), moved),
         Variant(
             "jax out=",
@@ -252,7 +302,21 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
         np.put_along_axis(out, indices, updates, axis=0)
         return out
 
+    operator = {
+        "type": "DML_OPERATOR_SCATTER_ELEMENTS",
+        "desc": {
+            "InputTensor": _tensor_desc(data),
+            "IndicesTensor": _tensor_desc(indices),
+            "UpdatesTensor": _tensor_desc(updates),
+            "OutputTensor": _tensor_desc(data),
+            "Axis": 0,
+        },
+    }
+    inputs = {"InputTensor": data, "IndicesTensor": indices, "UpdatesTensor": updates}
     variants = [
+        *_user_paths(
+            operator, inputs, lambda: ops.scatter_elements(data, indices, updates, Axis=0), new
+        ),
         Variant("jax", "dmlspec", NEW, lambda: _ready(ops.scatter_elements(x, i, u, Axis=0)), new),
         Variant(
             "jax donated",
@@ -328,7 +392,17 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
             OutputTensor=output, ValueStart=start, ValueDelta=delta, **extra
         )
 
+    operator = {
+        "type": "DML_OPERATOR_FILL_VALUE_SEQUENCE",
+        "desc": {
+            "OutputTensor": output,
+            "ValueDataType": output["DataType"],
+            "ValueStart": start,
+            "ValueDelta": delta,
+        },
+    }
     variants = [
+        *_user_paths(operator, {}, fill, moved),
         Variant("jax", "dmlspec", NEW, lambda: _ready(fill()), moved),
         Variant(
             "jax out=",

@@ -32,9 +32,12 @@ from ..expr import Absent
 from ..validation.runtime import TensorView, View
 from ..validation.shape import read_desc
 from ..validation.tables import CommonTable
+from . import host
 from .layout import Layout, read_view, write_view
 
 __all__ = ["KernelTable", "call_kernel", "run_operator", "trace_count"]
+
+host.prepare_process()  # before JAX's CPU backend starts, where it has not yet
 
 Computed = Callable[[View], Any]
 _CACHE_LIMIT = 4096
@@ -334,14 +337,17 @@ def _jitted(
     buffers: tuple[bool, ...],
     layouts: tuple[InputLayout, ...] = (),
     present: tuple[bool, ...] = (),
+    windows: tuple[InputWindow, ...] = (),
 ) -> Callable[..., Any]:
     """The primitive jitted with its static parameters, result shapes and dtypes bound.
 
     After the inputs come the output buffers `buffers` marks, one per output in order: a
     strided output's initial buffer, which the result is written into, or a packed output's
     `out=` (unused, donated). Inputs with a Layout arrive as buffers and are read into their
-    logical views first; a tensor array arrives as a tuple. One output is returned as an array,
-    several as a tuple (a tensor-array output's items in its place, flattened)."""
+    logical views first; a tensor array arrives as a tuple. `windows` marks NumPy inputs passed
+    as aligned windows (dmlspec.kernels.host), unwrapped before anything else. One output is
+    returned as an array, several as a tuple (a tensor-array output's items in its place,
+    flattened)."""
     parameters = dict(static)
     count = sum(buffers)
 
@@ -350,6 +356,8 @@ def _jitted(
         _traces += 1  # runs only while tracing
         inputs: tuple[Any, ...] = arrays[: len(arrays) - count] if count else arrays
         given_buffers = iter(arrays[len(arrays) - count :])
+        if windows:
+            inputs = tuple(_unwrap(a, w) for a, w in zip(inputs, windows, strict=True))
         if present:  # optional inputs left out: None in their places
             given = iter(inputs)
             inputs = tuple(next(given) if p else None for p in present)
@@ -381,6 +389,42 @@ def _jitted(
 
     # keep_unused: an unused donated `out` would otherwise be pruned, and its buffer with it.
     return jax.jit(traced, donate_argnums=donate, keep_unused=bool(count))
+
+
+InputWindow = host.Window | tuple[host.Window | None, ...] | None  # a tensor array: per item
+
+
+def _unwrap(array: Any, window: InputWindow) -> Any:
+    if window is None:
+        return array
+    if isinstance(window, tuple):
+        return tuple(a if w is None else w.unwrap(a) for a, w in zip(array, window, strict=True))
+    return window.unwrap(array)
+
+
+def _windowed(values: list[Any]) -> tuple[list[Any], tuple[InputWindow, ...]]:
+    """The inputs with misaligned large NumPy arrays replaced by aligned windows (so XLA's
+    CPU client aliases them instead of copying), and the windows, or () when none is."""
+    passed: list[Any] = []
+    windows: list[InputWindow] = []
+    for value in values:
+        if isinstance(value, list):
+            items = [host.window(v) for v in value]
+            passed.append([v if i is None else i[0] for v, i in zip(value, items, strict=True)])
+            item_windows = tuple(None if i is None else i[1] for i in items)
+            windows.append(item_windows if any(items) else None)
+        else:
+            found = host.window(value)
+            passed.append(value if found is None else found[0])
+            windows.append(None if found is None else found[1])
+    if not any(w is not None for w in windows):
+        return values, ()
+    return passed, tuple(windows)
+
+
+@functools.cache
+def _on_cpu() -> bool:
+    return jax.default_backend() == "cpu"
 
 
 def _frozen(value: Any) -> Any:
@@ -419,6 +463,7 @@ def _prepare(
     strided: Mapping[str, Any] | None = None,
     present: tuple[bool, ...] = (),
     initial: Mapping[str, Any] | None = None,
+    windows: tuple[InputWindow, ...] = (),
 ) -> Callable[..., Any]:
     """The slow path, once per call signature: build and validate the desc, plan, jit.
     `initial` holds the initial buffers of strided outputs (a list for a tensor array)."""
@@ -475,10 +520,12 @@ def _prepare(
         buffers,
         plan.layouts,
         present if not all(present) else (),
+        windows,
     )
 
 
 _calls: dict[tuple[Any, ...], Callable[..., Any]] = {}
+_block_until_ready: Callable[[Any], Any] = jax.block_until_ready  # untyped in JAX
 
 
 def _as_array(value: Any, tensor_array: bool) -> Any:
@@ -542,6 +589,11 @@ def call_kernel(
         None if out is None else (out.shape, out.dtype),
         _frozen(strided) if strided else (),
     )
+    host_inputs = any(_on_host(v) for v in values)
+    windows: tuple[InputWindow, ...] = ()
+    if host_inputs and _on_cpu():
+        passed, windows = _windowed(values)
+        key = (*key, windows) if windows else key
     function = _calls.get(key)
     if function is None:
         fields_given = [
@@ -559,16 +611,30 @@ def call_kernel(
             strided,
             present,
             initial,
+            windows,
         )
         if len(_calls) >= _CACHE_LIMIT:
             _calls.clear()
         _calls[key] = function
+    if windows:
+        values = passed
     if out is not None:
         values.append(out)
     elif initial:
         values += _initial_buffers(kernel, outputs or {}, initial)
     with jax.enable_x64(True):
-        return function(*values)
+        result = function(*values)
+    if host_inputs:
+        # XLA may read the caller's NumPy memory in place (aligned arrays, windows): the
+        # result is complete before the caller can change or free its arrays.
+        _block_until_ready(result)
+    return result
+
+
+def _on_host(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(isinstance(v, np.ndarray) for v in value)
+    return isinstance(value, np.ndarray)
 
 
 def _initial_buffers(
