@@ -142,3 +142,30 @@ def test_fresh_outputs_reuse_freed_memory_unless_the_user_says_system() -> None:
     pages = (32 << 20) // 4096
     assert _faults_per_call(None) < pages // 10
     assert _faults_per_call("system") > pages // 2
+
+
+SETTINGS = textwrap.dedent(
+    """
+    import jax
+    from dmlspec.kernels import host, runtime
+    print(host.prepare_process(), jax.config.values["jax_cpu_enable_async_dispatch"])
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("setting", "printed"),
+    [(None, "(True, True) False"), ("system", "(False, False) True")],
+)
+def test_the_process_settings_are_made_on_import_unless_the_user_says_system(
+    setting: str | None, printed: str
+) -> None:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    env.pop(host.HOST_MEMORY_VARIABLE, None)
+    env.pop("JAX_CPU_ENABLE_ASYNC_DISPATCH", None)
+    if setting is not None:
+        env[host.HOST_MEMORY_VARIABLE] = setting
+    finished = subprocess.run(
+        [sys.executable, "-c", SETTINGS], capture_output=True, text=True, env=env, check=True
+    )
+    assert finished.stdout.strip() == printed
