@@ -550,6 +550,7 @@ def call_kernel(
     out: Any = None,
     strided: Mapping[str, Any] | None = None,
     initial: Mapping[str, Any] | None = None,
+    outputs_key: Any = None,
 ) -> Any:
     """Validate (once per call signature) and run the jitted primitive; return the output, or
     for an operator with several outputs a tuple in the order of its kernel section (a
@@ -560,7 +561,8 @@ def call_kernel(
     which saves allocating (and page-faulting) a fresh one. `strided` gives the descs of inputs
     passed as 1-D buffers (descs with Strides; a list for a tensor array); a strided output's
     desc (in `outputs`) needs its initial buffer, `out` or in `initial` by field, and the
-    whole buffer is returned with only the view written."""
+    whole buffer is returned with only the view written. `outputs_key`, where given, is
+    `outputs` made hashable beforehand (run_operator's cache keeps it per operator)."""
     # An optional input left out (None) is no argument: the primitive gets None in its place.
     present = tuple(arrays.get(field) is not None for _, field in kernel.inputs)
     values = [
@@ -583,7 +585,7 @@ def call_kernel(
         present,
         *[_signature(v) for v in values],
         scalars,
-        _frozen(outputs) if outputs else (),
+        outputs_key if outputs_key is not None else _frozen(outputs) if outputs else (),
         feature_level,
         donate,
         None if out is None else (out.shape, out.dtype),
@@ -706,10 +708,14 @@ def run_operator(
         key = json.dumps(operator, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # NumPy scalars, NaN: validated uncached
         problem = _problem(kernel, operator, feature_level)
+        packed = None
     else:
         problem = _cached_problem(kernel, key, feature_level)
+        packed = None if problem is not None else _packed_run(kernel, key)
     if problem is not None:
         raise InvalidOperator(*problem)
+    if packed is not None:
+        return _run_packed(kernel, packed, inputs, feature_level)
     desc = {
         k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
     }
@@ -790,6 +796,11 @@ def run_operator(
         strided=strided,
         initial=initial,
     )
+    return _returned(kernel, result, desc)
+
+
+def _returned(kernel: KernelTable, result: Any, desc: Mapping[str, Any]) -> dict[str, Any]:
+    """call_kernel's result as run's outputs by field: NumPy arrays (lists for tensor arrays)."""
     if len(kernel.outputs) == 1:
         result = (result,)
     return {
@@ -797,6 +808,93 @@ def run_operator(
         for field, value in zip(kernel.outputs, result, strict=True)
         if field in desc
     }
+
+
+Expected = tuple[tuple[int, ...], np.dtype[Any], Mapping[str, Any]]  # shape, dtype, its desc
+
+
+@dataclass(frozen=True)
+class _PackedRun:
+    """What run_operator reads from one valid operator JSON with no Strides anywhere."""
+
+    desc: Mapping[str, Any]
+    inputs: tuple[tuple[str, Expected], ...]
+    tensor_arrays: tuple[tuple[str, tuple[Expected, ...]], ...]  # inputs that are lists
+    scalars: Mapping[str, Any]
+    tensors: Mapping[str, Any]
+    tensors_key: Any
+
+
+@functools.lru_cache(maxsize=_CACHE_LIMIT)
+def _packed_run(kernel: KernelTable, operator_key: str) -> _PackedRun | None:
+    """The parsed form of a valid operator JSON whose tensors are all packed, so repeated runs
+    skip reading it; None for a strided one (run_operator's general path reads those)."""
+    operator = json.loads(operator_key)
+    desc = {
+        k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
+    }
+    fields = [field for _, field in kernel.inputs if field in desc]
+    outputs = [field for field in kernel.outputs if field in desc]
+    if any(_has_strides(desc[f]) for f in fields + outputs):
+        return None
+
+    def expected(tensor: Mapping[str, Any]) -> Expected:
+        return (tuple(tensor["Sizes"]), np.dtype(_dtype_name(kernel, tensor)), tensor)
+
+    inputs = tuple((f, expected(desc[f])) for f in fields if not isinstance(desc[f], list))
+    arrays = tuple(
+        (f, tuple(expected(t) for t in desc[f])) for f in fields if isinstance(desc[f], list)
+    )
+    rest = {k: v for k, v in desc.items() if k not in fields}
+    tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping | list) and k in outputs}
+    tensors |= {k: v for k, v in rest.items() if isinstance(v, Mapping) and k not in tensors}
+    scalars = {k: v for k, v in rest.items() if k not in tensors}
+    return _PackedRun(desc, inputs, arrays, scalars, tensors, _frozen(tensors) if tensors else ())
+
+
+def _run_packed(
+    kernel: KernelTable, packed: _PackedRun, inputs: Mapping[str, Any], feature_level: str | None
+) -> dict[str, Any]:
+    arrays: dict[str, Any] = {}
+    for field, expected in packed.inputs:
+        arrays[field] = _matching(kernel, field, expected, _given(inputs, field))
+    for field, items in packed.tensor_arrays:
+        given = _given(inputs, field)
+        if not isinstance(given, list | tuple) or len(given) != len(items):
+            raise InvalidOperator(
+                f"{field} must be a list of {len(items)} arrays, as its desc says; "
+                f"got {type(given).__name__}"
+                + (f" of {len(given)}" if isinstance(given, list | tuple) else "")
+            )
+        arrays[field] = [
+            _matching(kernel, f"{field}[{i}]", item, value)
+            for i, (item, value) in enumerate(zip(items, given, strict=True))
+        ]
+    result = call_kernel(
+        kernel,
+        arrays,
+        packed.scalars,
+        packed.tensors,
+        feature_level,
+        outputs_key=packed.tensors_key,
+    )
+    return _returned(kernel, result, packed.desc)
+
+
+def _given(inputs: Mapping[str, Any], field: str) -> Any:
+    if field not in inputs:
+        raise InvalidOperator(
+            f"inputs lack {field}: the desc gives {field}, so its array (a list of arrays "
+            f"for a tensor array) must be in inputs; got {sorted(inputs)}"
+        )
+    return inputs[field]
+
+
+def _matching(kernel: KernelTable, name: str, expected: Expected, value: Any) -> np.ndarray:
+    array = np.asarray(value)
+    if array.shape == expected[0] and array.dtype == expected[1]:
+        return array
+    return _checked_array(kernel, name, expected[2], array, None)  # says what differs
 
 
 def _has_strides(value: Any) -> bool:

@@ -1,0 +1,86 @@
+"""`ops.run` (the backend contract on the JAX kernels): inputs checked against the desc with a
+message naming the field, what the desc says and what was given; repeated runs of one operator
+JSON (its parsed form cached) compute each call's own inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dmlspec import InvalidOperator, ops
+
+GATHER_ND = {
+    "type": "DML_OPERATOR_GATHER_ND",
+    "desc": {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [4, 3]},
+        "IndicesTensor": {"DataType": "INT32", "Sizes": [2, 1]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
+        "InputDimensionCount": 2,
+        "IndicesDimensionCount": 2,
+    },
+}
+JOIN = {
+    "type": "DML_OPERATOR_JOIN",
+    "desc": {
+        "InputCount": 2,
+        "InputTensors": [
+            {"DataType": "INT8", "Sizes": [1, 1, 1, 2]},
+            {"DataType": "INT8", "Sizes": [1, 1, 1, 3]},
+        ],
+        "OutputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 5]},
+        "Axis": 3,
+    },
+}
+
+
+def _gather_inputs(seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "InputTensor": rng.standard_normal((4, 3)).astype(np.float32),
+        "IndicesTensor": rng.integers(0, 4, (2, 1)).astype(np.int32),
+    }
+
+
+def test_repeated_runs_of_one_operator_compute_their_own_inputs() -> None:
+    for seed in range(3):
+        inputs = _gather_inputs(seed)
+        outputs = ops.run(GATHER_ND, inputs)
+        expected = inputs["InputTensor"][inputs["IndicesTensor"][:, 0]]
+        np.testing.assert_array_equal(outputs["OutputTensor"], expected)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (
+            {"InputTensor": np.zeros((4, 3), np.float32)},
+            "inputs lack IndicesTensor: the desc gives IndicesTensor",
+        ),
+        (
+            {**_gather_inputs(0), "InputTensor": np.zeros((3, 4), np.float32)},
+            "InputTensor must have shape [4, 3] and data type FLOAT32 as its desc says; "
+            "got shape [3, 4] and FLOAT32",
+        ),
+        (
+            {**_gather_inputs(0), "IndicesTensor": np.zeros((2, 1), np.int64)},
+            "IndicesTensor must have shape [2, 1] and data type INT32 as its desc says; "
+            "got shape [2, 1] and INT64",
+        ),
+    ],
+)
+def test_inputs_that_do_not_match_the_desc_are_named(inputs: dict[str, Any], message: str) -> None:
+    ops.run(GATHER_ND, _gather_inputs(0))  # the operator's parsed form is cached first
+    with pytest.raises(InvalidOperator, match=message.replace("[", r"\[").replace("]", r"\]")):
+        ops.run(GATHER_ND, inputs)
+
+
+def test_a_tensor_array_is_checked_item_by_item() -> None:
+    first, second = np.array([[[[1, 2]]]], np.int8), np.array([[[[3, 4, 5]]]], np.int8)
+    joined = ops.run(JOIN, {"InputTensors": [first, second]})["OutputTensor"]
+    np.testing.assert_array_equal(joined, [[[[1, 2, 3, 4, 5]]]])
+    with pytest.raises(InvalidOperator, match="InputTensors must be a list of 2 arrays"):
+        ops.run(JOIN, {"InputTensors": [first]})
+    with pytest.raises(InvalidOperator, match=r"InputTensors\[1\] must have shape"):
+        ops.run(JOIN, {"InputTensors": [first, first]})
