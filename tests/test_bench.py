@@ -177,6 +177,7 @@ def test_hlo_summary_counts_the_entry_passes_and_what_they_write() -> None:
         ("wrapped_copy", "s64[64]"),
     )
     assert summary.bytes_written == 64 * 4 + 64 * 8 + 64 * 8
+    assert summary.computed == ("f32", "s32", "s64")  # the fused add's f32 counts too
     assert summary.text(512).startswith("2 passes over memory (iota_reduce_fusion -> ")
     x = np.zeros((64, 256), np.float32)
     compiled = summarize(compiled_text(lambda a: a * 2 + 1, [x]))  # XLA fuses it: one pass

@@ -26,6 +26,8 @@ _ARRAY = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
 class HloSummary:
     kernels: tuple[tuple[str, str], ...]  # (instruction, result type) per pass, in order
     bytes_written: int  # by those passes, per call
+    # Element types of every computed value, fused ones included (a wider accumulator shows).
+    computed: tuple[str, ...] = ()
 
     def text(self, output_bytes: int) -> str:
         shown = ", ".join(f"{name} -> {kind}" for name, kind in self.kernels[:4])
@@ -33,7 +35,8 @@ class HloSummary:
         count = len(self.kernels)
         return (
             f"{count} pass{'es' if count != 1 else ''} over memory ({shown}{more}), writing "
-            f"{_size(self.bytes_written)} per call where the output is {_size(output_bytes)}"
+            f"{_size(self.bytes_written)} per call where the output is {_size(output_bytes)}; "
+            f"computing in {', '.join(self.computed)}"
         )
 
 
@@ -55,7 +58,13 @@ def _written(type_text: str) -> int:
 
 
 def summarize(hlo_text: str) -> HloSummary:
-    """The passes of the optimized HLO's entry computation (`compile().as_text()`)."""
+    """The passes of the optimized HLO's entry computation (`compile().as_text()`), and the
+    element types computed anywhere in the program."""
+    computed: set[str] = set()
+    for line in hlo_text.splitlines():
+        found = _INSTRUCTION.match(line)
+        if found is not None and found["op"] not in _FREE:
+            computed.update(element for element, _ in _ARRAY.findall(found["type"]))
     entry = hlo_text[hlo_text.index("\nENTRY") :].split("\n}", 1)[0]
     kernels = []
     written = 0
@@ -65,4 +74,4 @@ def summarize(hlo_text: str) -> HloSummary:
             continue
         kernels.append((found["name"].split(".")[0], re.sub(r"\{[^}]*\}", "", found["type"])))
         written += _written(found["type"])
-    return HloSummary(tuple(kernels), written)
+    return HloSummary(tuple(kernels), written, tuple(sorted(computed)))

@@ -146,10 +146,14 @@ def _evidence(
     faults = ours.faults_per_call
     if faults >= 1:
         spent = faults * fault_seconds
+        share = (
+            f"{spent / ours.median:.0%} of the call"
+            if spent < ours.median
+            else "more than the call: threads took them at once"
+        )
         notes.append(
-            f"{ours.variant.name}: {faults:.0f} minor page faults per call, about "
-            f"{_ms(spent)} of its {_ms(ours.median)} at {fault_seconds * 1e6:.2f} us per fault "
-            "measured in this run"
+            f"{ours.variant.name}: {faults:.0f} minor page faults per call, about {_ms(spent)} "
+            f"at {fault_seconds * 1e6:.2f} us per fault measured in this run ({share})"
         )
     notes.append(
         f"{ours.variant.name}: {_ms(ours.median)}, {ours.gigabytes_per_second:.1f} GB/s = "
