@@ -14,7 +14,13 @@ import pytest
 
 from dmlspec.bench import families
 from dmlspec.bench.cases import FAMILY_OPERATORS, SIZES, build_cases, case_families
-from dmlspec.bench.families import compiled_text, operator_json, spec_tolerance
+from dmlspec.bench.families import (
+    KERNEL_JIT,
+    PLAIN_XLA,
+    compiled_text,
+    operator_json,
+    spec_tolerance,
+)
 from dmlspec.bench.hlo import summarize
 from dmlspec.bench.targets import BEST_NEW_PEER, BEST_PEER, TARGETS, check_targets
 from dmlspec.bench.timing import Timing, Variant, matches, time_variants
@@ -146,12 +152,8 @@ def test_the_sum_tolerance_allows_any_summation_order() -> None:
 def test_torch_is_optional(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(families, "optional", lambda name: None)
     case = _tiny("join_small")
-    assert {v.library for v in case.variants} == {  # type: ignore[attr-defined]
-        "dmlspec",
-        "xla",
-        "numpy",
-        "onnxruntime",
-    }
+    libraries = {v.library for v in case.variants}  # type: ignore[attr-defined]
+    assert libraries == {"dmlspec", KERNEL_JIT, PLAIN_XLA, "numpy", "onnxruntime"}
 
 
 ENTRY_HLO = """
@@ -207,6 +209,28 @@ def test_best_peer_targets_skip_wrong_peers_and_explain_misses() -> None:
     assert any(note.startswith("reading (numpy in)") for note in plain["evidence"])
     best = next(r for r in results.values() if BEST_PEER + ":" in r["target"] + ":")
     assert best["met"] is True and "np.add out= 12.000 ms" in best["measured"]
+
+
+def test_a_miss_is_read_as_the_share_of_each_cause() -> None:
+    """The call against the kernel's program jitted whole (dmlspec's per-call work), that
+    against plain XLA (the formulation), plain XLA against the peers (XLA's code)."""
+
+    def reading(call: float, program: float, plain: float) -> str:
+        case = [
+            _timing("jax out=", "dmlspec", "in place", call),
+            _timing("jax.jit(ops.f) out=", KERNEL_JIT, "in place", program),
+            _timing("jax.jit(f) out=", PLAIN_XLA, "in place", plain),
+            _timing("np.f out=", "numpy", "in place", 0.010),
+        ]
+        results = check_targets({"add_large": case}, 20.0, 1e-6)
+        missed = next(r for r in results if r["met"] is False)
+        return str(missed["evidence"][-1])
+
+    overhead_and_formulation = reading(0.060, 0.040, 0.020)
+    assert "per-call work: the call is 1.5x" in overhead_and_formulation
+    assert "formulation: its program is 2.0x" in overhead_and_formulation
+    assert "XLA's CPU code" in reading(0.020, 0.020, 0.020)
+    assert reading(0.020, 0.020, 0.020).startswith("reading (jax out=): XLA's")
 
 
 def test_a_variant_with_a_wrong_output_is_flagged() -> None:

@@ -20,9 +20,11 @@ from dmlspec_generated.kernels.element_wise_add import KERNEL as ADD_KERNEL
 from .. import ops
 from ..kernels.runtime import call_kernel
 from .families import (
+    KERNEL_JIT,
+    PLAIN_XLA,
     Scale,
-    compiled_text,
     dmlspec_variants,
+    jitted,
     normal,
     numpy_variants,
     onnxruntime_variants,
@@ -31,7 +33,6 @@ from .families import (
     spec_tolerance,
     tensor_desc,
     torch_variants,
-    xla_baseline,
 )
 from .timing import Variant
 from .variants import IN_PLACE, NEW, BenchCase, Buffer, as_uint8, device, first, ready
@@ -125,7 +126,7 @@ def add_broadcast_case(name: str, size: str, n: Scale) -> BenchCase:
     broadcast = {**tensor_desc(a), "Strides": [0, 1]}
     operator = operator_json("ELEMENT_WISE_ADD", {"ATensor": a, "OutputTensor": expected})
     operator["desc"]["BTensor"] = broadcast
-    placed_a, placed_row = device(a), device(row)
+    placed = [device(a), device(row)]
     given = Buffer(device(np.zeros_like(expected)))
 
     def strided(a: Any, row: Any, out: Any = None) -> Any:
@@ -145,22 +146,16 @@ def add_broadcast_case(name: str, size: str, n: Scale) -> BenchCase:
     materialized = np.broadcast_to(row, a.shape)  # a zero-stride NumPy view
     variants = [
         Variant("numpy in", "dmlspec", NEW, numpy_in, moved),
-        Variant(
-            "jax",
-            "dmlspec",
-            NEW,
-            lambda: ready(strided(placed_a, placed_row)),
-            moved,
-            compiled=lambda: compiled_text(strided, [placed_a, placed_row]),
-        ),
+        Variant("jax", "dmlspec", NEW, lambda: ready(strided(*placed)), moved),
         Variant(
             "jax out=",
             "dmlspec",
             IN_PLACE,
-            lambda: ready(given.update(strided(placed_a, placed_row, given.value))),
+            lambda: ready(given.update(strided(placed[0], placed[1], given.value))),
             moved,
         ),
-        *xla_baseline("jax.jit(a + row)", jnp.add, [placed_a, placed_row], expected, moved),
+        *jitted(KERNEL_JIT, "jax.jit(call_kernel strided)", strided, placed, expected, moved),
+        *jitted(PLAIN_XLA, "jax.jit(a + row)", jnp.add, placed, expected, moved),
         Variant(
             "numpy in, np.broadcast_to view",
             "dmlspec",

@@ -7,9 +7,12 @@ Every family case has the same three dmlspec variants:
   (block_until_ready): the user's first path;
 - "jax": the same call with the inputs already on the device (jax arrays);
 - "jax out=": the same, writing into a donated buffer shaped like the output;
-and where XLA can say it in a line, a plain jitted jax.numpy formulation on the same device
-arrays ("xla" library, never a peer): when the kernel is slower than it, the kernel's
-formulation is at fault, not XLA's CPU backend.
+and two references that are never peers, each making a new output and writing into a donated
+buffer: the kernel's own program under one jax.jit ("kernel jit": what the call costs without
+dmlspec's per-call work) and a jax.numpy formulation of the operation ("plain xla": what XLA
+makes of it said plainly). The call against the first measures dmlspec's per-call overhead;
+the first against the second, the kernel's formulation; the second against the peers, XLA's
+CPU code.
 """
 
 from __future__ import annotations
@@ -31,9 +34,12 @@ from .timing import Tolerance, Variant
 from .variants import IN_PLACE, NEW, Buffer, device, first, from_tensor, ready
 
 __all__ = [
+    "KERNEL_JIT",
+    "PLAIN_XLA",
     "Scale",
     "compiled_text",
     "dmlspec_variants",
+    "jitted",
     "normal",
     "numpy_variants",
     "onnxruntime_variants",
@@ -42,9 +48,10 @@ __all__ = [
     "spec_tolerance",
     "tensor_desc",
     "torch_variants",
-    "xla_baseline",
 ]
 
+KERNEL_JIT = "kernel jit"  # library of a kernel's own program, jitted whole (not a peer)
+PLAIN_XLA = "plain xla"  # library of jax.numpy formulations (not a peer)
 Scale = Callable[[int], int]  # a large case's size, scaled (tests run tiny cases)
 Fetch = Callable[[Any], Any]
 
@@ -127,65 +134,60 @@ def dmlspec_variants(
     fields: dict[str, Any],
     expected: np.ndarray,
     moved: int,
-    baseline: tuple[str, Callable[..., Any]] | None = None,
+    baseline: tuple[str, Callable[..., Any]],
 ) -> list[Variant]:
     """The three dmlspec variants of `function` (an `ops.<op>`) on positional `inputs` (a list
-    for a tensor array) with keyword `fields`, and the plain XLA `baseline` (its name, a
-    jax.numpy function of the same device arrays) when given."""
+    for a tensor array) with keyword `fields`; the kernel's program jitted whole; and the
+    plain XLA `baseline` (its name, a jax.numpy function of the same device arrays)."""
     placed = [_placed(a) for a in inputs]
     given = Buffer(device(np.zeros_like(expected)))
 
-    def call(*arrays: Any) -> Any:
-        return function(*arrays, **fields)
+    def call(*arrays: Any, out: Any = None) -> Any:
+        return function(*arrays, **fields, out=out)
 
-    variants = [
+    return [
         Variant("numpy in", "dmlspec", NEW, lambda: ready(call(*inputs)), moved),
-        Variant(
-            "jax",
-            "dmlspec",
-            NEW,
-            lambda: ready(call(*placed)),
-            moved,
-            compiled=lambda: compiled_text(call, placed),
-        ),
+        Variant("jax", "dmlspec", NEW, lambda: ready(call(*placed)), moved),
         Variant(
             "jax out=",
             "dmlspec",
             IN_PLACE,
-            lambda: ready(given.update(function(*placed, **fields, out=given.value))),
+            lambda: ready(given.update(call(*placed, out=given.value))),
             moved,
         ),
+        *jitted(KERNEL_JIT, f"jax.jit(ops.{function.__name__})", call, placed, expected, moved),
+        *jitted(PLAIN_XLA, *baseline, placed, expected, moved),
     ]
-    if baseline is not None:
-        variants += xla_baseline(*baseline, placed, expected, moved)
-    return variants
 
 
-def xla_baseline(
+def jitted(
+    library: str,
     name: str,
     formula: Callable[..., Any],
     placed: Sequence[Any],
     expected: np.ndarray,
     moved: int,
 ) -> list[Variant]:
-    """`formula` (jax.numpy) jitted and called on the device arrays, making a new output and,
-    as dmlspec's `out=` does, writing into a donated buffer; under x64 as the kernels are (so
-    64-bit results stay 64-bit)."""
-    jitted = jax.jit(formula)
+    """`formula` under one jax.jit, called on the device arrays, making a new output and, as
+    dmlspec's `out=` does, writing into a donated buffer; under x64 as the kernels are (so
+    64-bit results stay 64-bit). For a kernel (KERNEL_JIT) this is its compiled program with
+    none of dmlspec's per-call work; for a jax.numpy formulation (PLAIN_XLA), what XLA makes of
+    the operation said plainly."""
+    new_output = jax.jit(formula)
     into = jax.jit(lambda out, *a: formula(*a), donate_argnums=0, keep_unused=True)
     given = Buffer(device(np.zeros_like(expected)))
 
     def new() -> Any:
         with jax.enable_x64(True):
-            return ready(jitted(*placed))
+            return ready(new_output(*placed))
 
     def donated() -> Any:
         with jax.enable_x64(True):
             return ready(given.update(into(given.value, *placed)))
 
     return [
-        Variant(name, "xla", NEW, new, moved, compiled=lambda: compiled_text(formula, placed)),
-        Variant(f"{name} out=", "xla", IN_PLACE, donated, moved),
+        Variant(name, library, NEW, new, moved, compiled=lambda: compiled_text(formula, placed)),
+        Variant(f"{name} out=", library, IN_PLACE, donated, moved),
     ]
 
 

@@ -345,25 +345,34 @@ def _print_rows(rows: Sequence[tuple[str, ...]]) -> None:
 
 
 def _print_summary(cases: list[dict[str, Any]]) -> None:
-    """One line per case: dmlspec's variants and the best peer, grouped by family."""
-    header = ("case", "numpy in", "jax", "jax out=", "best peer", "out= % copy")
+    """One line per family case, grouped by family: dmlspec's calls, the kernel's program
+    jitted whole and plain XLA (both writing into a donated buffer, as out= does), the best
+    peer, and out='s share of the copy bandwidth."""
+    from .families import KERNEL_JIT, PLAIN_XLA
+
+    header: tuple[str, ...] = ("case", "numpy in", "jax", "jax out=", "program out=")
+    header += ("plain XLA out=", "best peer", "out= % copy")
     groups: dict[str, list[tuple[str, ...]]] = {}
     for case in cases:
-        by_name = {v["name"]: v for v in case["variants"] if v["library"] == "dmlspec"}
-        if "numpy in" not in by_name:
+        found = {(v["library"], v["mode"], v["name"]): v for v in case["variants"]}
+        ours = {name: v for (library, _, name), v in found.items() if library == "dmlspec"}
+        if "numpy in" not in ours:
             continue  # the seed cases: their own table above
-        out = by_name.get("jax out=")
+        donated = {library: v for (library, mode, _), v in found.items() if mode == "in place"}
+        timed = [ours.get(n) for n in header[1:4]] + [
+            donated.get(KERNEL_JIT),
+            donated.get(PLAIN_XLA),
+        ]
+        out = ours.get("jax out=")
+        large = case["name"].endswith("_large")
         groups.setdefault(case["family"], [header]).append(
             (
                 case["name"],
-                *(
-                    _time(by_name[n]["median_seconds"]) if n in by_name else "-"
-                    for n in header[1:4]
-                ),
+                *(_time(v["median_seconds"]) if v else "-" for v in timed),
                 f"{case['best_peer']} {_time(case['best_peer_seconds'])}"
                 if case["best_peer"]
                 else "-",
-                f"{out['fraction_of_copy']:.0%}" if out else "-",
+                f"{out['fraction_of_copy']:.0%}" if out and large else "-",
             )
         )
     for family, rows in groups.items():
