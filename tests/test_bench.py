@@ -215,13 +215,15 @@ def test_a_miss_is_read_as_the_share_of_each_cause() -> None:
     """The call against the kernel's program jitted whole (dmlspec's per-call work), that
     against plain XLA (the formulation), plain XLA against the peers (XLA's code)."""
 
-    def reading(call: float, program: float, plain: float) -> str:
+    def reading(call: float, program: float, plain: float, faults: int = 0) -> str:
         case = [
             _timing("jax out=", "dmlspec", "in place", call),
             _timing("jax.jit(ops.f) out=", KERNEL_JIT, "in place", program),
             _timing("jax.jit(f) out=", PLAIN_XLA, "in place", plain),
             _timing("np.f out=", "numpy", "in place", 0.010),
         ]
+        for timing in case[:3]:
+            timing.faults = faults
         results = check_targets({"add_large": case}, 20.0, 1e-6)
         missed = next(r for r in results if r["met"] is False)
         return str(missed["evidence"][-1])
@@ -230,7 +232,23 @@ def test_a_miss_is_read_as_the_share_of_each_cause() -> None:
     assert "per-call work: the call is 1.5x" in overhead_and_formulation
     assert "formulation: its program is 2.0x" in overhead_and_formulation
     assert "XLA's CPU code" in reading(0.020, 0.020, 0.020)
+    # Calls that all fault in fresh memory are not compared: the faults' cost is too noisy.
+    assert "per-call work" not in reading(0.060, 0.040, 0.020, faults=16385)
+    assert "formulation" not in reading(0.060, 0.040, 0.020, faults=16385)
     assert reading(0.020, 0.020, 0.020).startswith("reading (jax out=): XLA's")
+
+
+def test_a_small_miss_names_a_slow_compiled_program() -> None:
+    case = [
+        _timing("jax", "dmlspec", "new output", 33e-6),
+        _timing("jax.jit(ops.f)", KERNEL_JIT, "new output", 28e-6),
+        _timing("jax.jit(f)", PLAIN_XLA, "new output", 28e-6),
+        _timing("trivial jitted call (x + 1)", "jax", "new output", 4e-6),
+    ]
+    results = check_targets({"softmax_small": case}, 20.0, 1e-6)
+    missed = next(r for r in results if r["met"] is False)
+    assert "the compiled program alone is 7.0x the trivial jitted call" in missed["evidence"][-1]
+    assert "XLA's CPU code" in missed["evidence"][-1]
 
 
 def test_a_variant_with_a_wrong_output_is_flagged() -> None:

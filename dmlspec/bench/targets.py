@@ -200,12 +200,26 @@ def _evidence(
         if timing is not None:
             into = f", compiled into {compiled.compiled}" if compiled and compiled.compiled else ""
             notes.append(f"{label}, {timing.variant.name}: {_ms(timing.median)}{into}")
-    notes.append(_reading(ours, call, program, plain, fastest, imported, faults * fault_seconds))
+    trivial = _peer(case, "trivial")
+    notes.append(
+        _reading(ours, call, program, plain, fastest, trivial, imported, faults * fault_seconds)
+    )
     return notes
 
 
 def _library(case: list[Timing], library: str, mode: str) -> Timing | None:
     return next((t for t in case if (t.variant.library, t.variant.mode) == (library, mode)), None)
+
+
+def _compared(first: Timing | None, second: Timing | None) -> tuple[float, float] | None:
+    """first's median over second's, and their difference; None unless both were measured
+    and not both page-fault (the cost of faulting in fresh memory varies from call to call
+    on a shared machine by more than the difference looked for)."""
+    if first is None or second is None:
+        return None
+    if min(first.faults_per_call, second.faults_per_call) >= 1:
+        return None
+    return first.median / second.median, first.median - second.median
 
 
 def _reading(
@@ -214,27 +228,31 @@ def _reading(
     program: Timing | None,
     plain: Timing | None,
     fastest: Timing | None,
+    trivial: Timing | None,
     imported: float,
     faulting: float,
 ) -> str:
     """Where the time goes, read off the numbers above: every cause over 30% of the call (the
     import's copies fault too, so shares overlap). `call` is dmlspec's call on device arrays,
-    `program` the kernel's program jitted whole and `plain` plain XLA, in the mode of ours."""
+    `program` the kernel's program jitted whole and `plain` plain XLA, in the mode of ours;
+    `trivial` the trivial jitted call (small cases)."""
     shares = []
     if imported > 0.3 * ours.median:
         shares.append(f"importing the NumPy inputs ({imported / ours.median:.0%} of the call)")
     if faulting > 0.3 * ours.median:
         share = f"about {faulting / ours.median:.0%}" if faulting < ours.median else "most of it"
         shares.append(f"page faults on freshly allocated memory ({share})")
-    if call is not None and program is not None and call.median > 1.3 * program.median:
+    overhead = _compared(call, program)
+    if overhead is not None and overhead[0] > 1.3:
         shares.append(
-            f"dmlspec's per-call work: the call is {call.median / program.median:.1f}x its "
-            f"program jitted whole ({_ms(call.median - program.median)} more per call)"
+            f"dmlspec's per-call work: the call is {overhead[0]:.1f}x its program jitted whole "
+            f"({_ms(overhead[1])} more per call)"
         )
-    if program is not None and plain is not None and program.median > 1.3 * plain.median:
+    formulation = _compared(program, plain)
+    if formulation is not None and formulation[0] > 1.3:
         shares.append(
-            f"the kernel's formulation: its program is {program.median / plain.median:.1f}x "
-            "plain XLA's on the same arrays"
+            f"the kernel's formulation: its program is {formulation[0]:.1f}x plain XLA's on the "
+            "same arrays"
         )
     elif (
         plain is not None
@@ -245,6 +263,17 @@ def _reading(
         shares.append(
             f"XLA's CPU code for the operation: plain XLA ({plain.variant.mode}) is "
             f"{plain.median / fastest.median:.1f}x the fastest peer too"
+        )
+    floor = _compared(program, trivial)
+    if floor is not None and floor[0] > 2:
+        plain_too = _compared(plain, trivial)
+        shares.append(
+            f"the compiled program alone is {floor[0]:.1f}x the trivial jitted call"
+            + (
+                f", and plain XLA's {plain_too[0]:.1f}x: XLA's CPU code for the operation"
+                if plain_too is not None and plain_too[0] > 2
+                else ""
+            )
         )
     if not shares:
         shares.append("no single cause above 30% of the call (per-call overhead, or noise)")
