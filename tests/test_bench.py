@@ -5,6 +5,7 @@ the benchmark, never to unit tests."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from dmlspec.bench import families
+from dmlspec.bench import main as bench_main
 from dmlspec.bench.cases import FAMILY_OPERATORS, SIZES, build_cases, case_families
 from dmlspec.bench.families import (
     KERNEL_JIT,
@@ -261,23 +263,26 @@ def test_a_variant_with_a_wrong_output_is_flagged() -> None:
     assert all(len(t.seconds) == 2 for t in timings)
 
 
-def test_family_option_selects_cases_and_list_names_families(tmp_path: Path) -> None:
-    script = [sys.executable, str(ROOT / "scripts" / "bench.py")]
-    listed = subprocess.run([*script, "--list"], capture_output=True, text=True, check=True)
-    assert "argmax_outer_small" in listed.stdout and "data_movement" in listed.stdout
+def test_family_option_selects_cases_and_list_names_families(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DMLSPEC_JAX_CACHE", "off")  # what main sets, undone after the test
+    assert bench_main(["--list"]) == 0
+    assert re.search(r"^argmax_outer_small +reduction$", capsys.readouterr().out, re.M)
     output = tmp_path / "bench.json"
-    command = [*script, "--family", "reduction", "--cases", "add_small", "argmax_inner_small"]
+    command = ["--family", "reduction", "--cases", "add_small", "argmax_inner_small"]
     command += ["--runs", "1", "--warmup", "0", "--suite", "none", "--json", str(output)]
-    finished = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert bench_main(command) == 0
     assert [c["name"] for c in json.loads(output.read_text())["cases"]] == ["argmax_inner_small"]
 
 
-def test_unknown_case_is_refused() -> None:
-    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--cases", "nope"]
+@pytest.mark.parametrize("option", ["--cases", "--family"])
+def test_unknown_case_or_family_is_refused(option: str) -> None:
+    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), option, "nope"]
     finished = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert finished.returncode == 2
-    assert "unknown cases ['nope']" in finished.stderr
+    what = "cases" if option == "--cases" else "families"
+    assert f"unknown {what} ['nope']" in finished.stderr
     assert "Traceback" not in finished.stderr
 
 

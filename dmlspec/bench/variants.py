@@ -3,7 +3,6 @@ variants share (device placement, buffers a variant keeps writing into, result f
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,9 +77,6 @@ def from_tensor(tensor: Any) -> Any:
 def as_uint8(array: Any) -> np.ndarray:
     """A peer's boolean result as DirectML's 0-or-1 UINT8 (only for checking, never timed)."""
     return np.asarray(array).astype(np.uint8)
-
-
-Fetch = Callable[[Any], Any]
 
 
 def trivial_call() -> Variant:
