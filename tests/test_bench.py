@@ -5,6 +5,7 @@ the benchmark, never to unit tests."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dmlspec.bench.cases import build_cases
-from dmlspec.bench.targets import TARGETS
-from dmlspec.bench.timing import Variant, time_variants
+from dmlspec.bench import families
+from dmlspec.bench import main as bench_main
+from dmlspec.bench.cases import FAMILY_OPERATORS, SIZES, build_cases, case_families
+from dmlspec.bench.families import (
+    KERNEL_JIT,
+    PLAIN_XLA,
+    compiled_text,
+    operator_json,
+    spec_tolerance,
+)
+from dmlspec.bench.hlo import summarize
+from dmlspec.bench.targets import BEST_NEW_PEER, BEST_PEER, TARGETS, check_targets
+from dmlspec.bench.timing import Timing, Variant, matches, time_variants
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +44,10 @@ def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
     for case in results["cases"]:
         libraries = {v["library"] for v in case["variants"]}
         assert {"dmlspec", "numpy"} <= libraries
+        if case["family"] != "seed":
+            assert "onnxruntime" in libraries, case["name"]
+            dmlspec = {v["name"] for v in case["variants"] if v["library"] == "dmlspec"}
+            assert {"numpy in", "jax", "jax out="} <= dmlspec, case["name"]
         for variant in case["variants"]:
             assert variant["rounds"] == 2 and variant["median_seconds"] > 0
             if variant["library"] != "jax":  # the trivial call has no output to check
@@ -41,6 +56,9 @@ def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
     for entry in results["targets"]:
         assert entry["met"] in (True, False, None)
         assert entry["met"] is not False or entry["evidence"]
+    # The printout groups cases and targets by family.
+    for family in ("seed", "element_wise", "reduction", "data_movement"):
+        assert f"== {family} ==" in finished.stdout and f"  {family}: " in finished.stdout
 
 
 def test_every_case_has_a_64_bit_a_float16_a_large_and_a_small_form() -> None:
@@ -48,6 +66,191 @@ def test_every_case_has_a_64_bit_a_float16_a_large_and_a_small_form() -> None:
     for operator in ("scatter_nd", "gather_nd", "scatter_elements", "fill_value_sequence"):
         assert f"{operator}_large" in names and f"{operator}_small" in names
     assert any(n.endswith("_int64") for n in names) and any(n.endswith("_float16") for n in names)
+
+
+def test_every_family_operator_has_a_large_and_a_small_case_and_targets() -> None:
+    names, grouped = set(build_cases()), case_families()
+    wanted = {"ELEMENT_WISE_EXP", "ELEMENT_WISE_ADD", "ELEMENT_WISE_LOGICAL_GREATER_THAN", "CAST"}
+    wanted |= {"ACTIVATION_SOFTMAX", "REDUCE", "ARGMAX", "SLICE", "PADDING", "JOIN", "GATHER"}
+    built = set()
+    for operator in FAMILY_OPERATORS:
+        for size in SIZES:
+            name = f"{operator.name}_{size}"
+            assert name in names and grouped[name] == operator.family
+        case = build_cases(0.002)[f"{operator.name}_small"]()
+        built.add(case.operator)
+        assert case.size == "small" and case.expected.nbytes <= 2048, operator.name
+        targeted = {(t.ours, t.against) for t in TARGETS if t.case == f"{operator.name}_large"}
+        assert {("numpy in", BEST_NEW_PEER), ("jax out=", BEST_PEER), ("jax out=", "copy")} == (
+            targeted
+        )
+    assert built == wanted
+
+
+def _tiny(name: str) -> object:
+    return build_cases(0.002)[name]()
+
+
+@pytest.mark.parametrize("name", ["exp_small", "add_small", "reduce_sum_outer_small"])
+def test_a_family_case_catches_a_wrong_output(name: str) -> None:
+    case = _tiny(name)
+    expected = case.expected  # type: ignore[attr-defined]
+    tolerance = case.tolerance  # type: ignore[attr-defined]
+    wrong = expected.copy()
+    wrong.reshape(-1)[3] += np.float32(0.25) * (1 + abs(wrong.reshape(-1)[3]))
+    variants = list(case.variants)  # type: ignore[attr-defined]
+    ours = next(v for v in variants if v.name == "jax")
+    broken = Variant("broken", "dmlspec", ours.mode, lambda: wrong, ours.bytes_moved)
+    timings = time_variants([*variants, broken], 1, 0, 1, expected, tolerance)
+    verdicts = {(t.variant.library, t.variant.name): t.correct for t in timings}
+    assert verdicts.pop(("dmlspec", "broken")) is False
+    assert all(verdicts.values()), verdicts
+
+
+def test_the_spec_tolerance_admits_its_bound_and_no_more() -> None:
+    """exp's rule (the spec's ULP bound): an output moved by that many ULPs passes, one moved
+    by twice as many fails; CAST's rule is exact, so it is compared bitwise."""
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    expected = np.exp(x.astype(np.float64)).astype(np.float32)
+    operator = operator_json("ELEMENT_WISE_EXP", {"InputTensor": x, "OutputTensor": expected})
+    tolerance = spec_tolerance(operator, {"InputTensor": x}, expected)
+    assert tolerance is not None and tolerance.max_ulps >= 1
+
+    def moved(ulps: int) -> np.ndarray:
+        out = expected.copy()
+        for _ in range(ulps):
+            out = np.nextafter(out, np.float32(np.inf))
+        return out
+
+    assert matches(moved(tolerance.max_ulps), expected, tolerance)
+    assert not matches(moved(2 * tolerance.max_ulps + 1), expected, tolerance)
+    assert not matches(expected.astype(np.float64), expected, tolerance)  # dtype counts
+    half = expected.astype(np.float16)
+    cast = operator_json("CAST", {"InputTensor": expected, "OutputTensor": half})
+    assert spec_tolerance(cast, {"InputTensor": expected}, half) is None
+
+
+def test_the_sum_tolerance_allows_any_summation_order() -> None:
+    """REDUCE SUM's accumulated-rounding bound: float32 sums in two orders both pass; a sum
+    that drops one term fails."""
+    x = np.random.default_rng(0).standard_normal((4, 4096)).astype(np.float32)
+    expected = x.astype(np.float64).sum(axis=1, keepdims=True).astype(np.float32)
+    operator = operator_json(
+        "REDUCE",
+        {"InputTensor": x, "OutputTensor": expected},
+        Function="DML_REDUCE_FUNCTION_SUM",
+        AxisCount=1,
+        Axes=[1],
+    )
+    tolerance = spec_tolerance(operator, {"InputTensor": x}, expected)
+    assert tolerance is not None
+    sequential = np.cumsum(x, axis=1, dtype=np.float32)[:, -1:]
+    backwards = np.cumsum(x[:, ::-1], axis=1, dtype=np.float32)[:, -1:]
+    assert matches(sequential, expected, tolerance) and matches(backwards, expected, tolerance)
+    dropped = x[:, 1:].astype(np.float64).sum(axis=1, keepdims=True).astype(np.float32)
+    assert not matches(dropped, expected, tolerance)
+
+
+def test_torch_is_optional(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(families, "optional", lambda name: None)
+    case = _tiny("join_small")
+    libraries = {v.library for v in case.variants}  # type: ignore[attr-defined]
+    assert libraries == {"dmlspec", KERNEL_JIT, PLAIN_XLA, "numpy", "onnxruntime"}
+
+
+ENTRY_HLO = """
+%fused_computation (param_0: f32[64,256]) -> f32[64,256] {
+  ROOT %add.1 = f32[64,256]{1,0} add(%param_0, %param_0)
+}
+
+ENTRY %main.5 (a.1: f32[64,256]) -> s64[64,1] {
+  %a.1 = f32[64,256]{1,0} parameter(0), metadata={op_name="a"}
+  %constant.0 = f32[] constant(0)
+  %iota_reduce_fusion = (s32[64]{0}, s64[64]{0}) fusion(%a.1), kind=kLoop, calls=%fused
+  %reduce.3 = s64[64]{0} get-tuple-element(%iota_reduce_fusion), index=1
+  %wrapped_copy.2 = s64[64]{0} copy(%reduce.3)
+  ROOT %bitcast = s64[64,1]{1,0} bitcast(%wrapped_copy.2)
+}
+"""
+
+
+def test_hlo_summary_counts_the_entry_passes_and_what_they_write() -> None:
+    summary = summarize(ENTRY_HLO)  # parameters, constants, views and tuple parts move nothing
+    assert summary.kernels == (
+        ("iota_reduce_fusion", "(s32[64], s64[64])"),
+        ("wrapped_copy", "s64[64]"),
+    )
+    assert summary.bytes_written == 64 * 4 + 64 * 8 + 64 * 8
+    assert summary.computed == ("f32", "s32", "s64")  # the fused add's f32 counts too
+    assert summary.text(512).startswith("2 passes over memory (iota_reduce_fusion -> ")
+    x = np.zeros((64, 256), np.float32)
+    compiled = summarize(compiled_text(lambda a: a * 2 + 1, [x]))  # XLA fuses it: one pass
+    assert len(compiled.kernels) == 1 and compiled.bytes_written == x.nbytes
+
+
+def _timing(name: str, library: str, mode: str, seconds: float, correct: bool = True) -> Timing:
+    variant = Variant(name, library, mode, lambda: None, 1 << 26)
+    return Timing(variant, [seconds], correct=correct, calls=1)
+
+
+def test_best_peer_targets_skip_wrong_peers_and_explain_misses() -> None:
+    target = next(t for t in TARGETS if t.case == "add_large" and t.against == BEST_NEW_PEER)
+    timings = {
+        "add_large": [
+            _timing("numpy in", "dmlspec", "new output", 0.030),
+            _timing("jax", "dmlspec", "new output", 0.020),
+            _timing("jax out=", "dmlspec", "in place", 0.010),
+            _timing("wrong but fast", "numpy", "new output", 0.001, correct=False),
+            _timing("np.add", "numpy", "new output", 0.015),
+            _timing("np.add out=", "numpy", "in place", 0.012),
+        ]
+    }
+    results = {r["target"]: r for r in check_targets(timings, 20.0, 1e-6)}
+    plain = results[target.text]
+    assert plain["met"] is False and "vs np.add 15.000 ms" in plain["measured"]
+    assert any(note.startswith("reading (numpy in)") for note in plain["evidence"])
+    best = next(r for r in results.values() if BEST_PEER + ":" in r["target"] + ":")
+    assert best["met"] is True and "np.add out= 12.000 ms" in best["measured"]
+
+
+def test_a_miss_is_read_as_the_share_of_each_cause() -> None:
+    """The call against the kernel's program jitted whole (dmlspec's per-call work), that
+    against plain XLA (the formulation), plain XLA against the peers (XLA's code)."""
+
+    def reading(call: float, program: float, plain: float, faults: int = 0) -> str:
+        case = [
+            _timing("jax out=", "dmlspec", "in place", call),
+            _timing("jax.jit(ops.f) out=", KERNEL_JIT, "in place", program),
+            _timing("jax.jit(f) out=", PLAIN_XLA, "in place", plain),
+            _timing("np.f out=", "numpy", "in place", 0.010),
+        ]
+        for timing in case[:3]:
+            timing.faults = faults
+        results = check_targets({"add_large": case}, 20.0, 1e-6)
+        missed = next(r for r in results if r["met"] is False)
+        return str(missed["evidence"][-1])
+
+    overhead_and_formulation = reading(0.060, 0.040, 0.020)
+    assert "per-call work: the call is 1.5x" in overhead_and_formulation
+    assert "formulation: its program is 2.0x" in overhead_and_formulation
+    assert "XLA's CPU code" in reading(0.020, 0.020, 0.020)
+    # Calls that all fault in fresh memory are not compared: the faults' cost is too noisy.
+    assert "per-call work" not in reading(0.060, 0.040, 0.020, faults=16385)
+    assert "formulation" not in reading(0.060, 0.040, 0.020, faults=16385)
+    assert reading(0.020, 0.020, 0.020).startswith("reading (jax out=): XLA's")
+
+
+def test_a_small_miss_names_a_slow_compiled_program() -> None:
+    case = [
+        _timing("jax", "dmlspec", "new output", 33e-6),
+        _timing("jax.jit(ops.f)", KERNEL_JIT, "new output", 28e-6),
+        _timing("jax.jit(f)", PLAIN_XLA, "new output", 28e-6),
+        _timing("trivial jitted call (x + 1)", "jax", "new output", 4e-6),
+    ]
+    results = check_targets({"softmax_small": case}, 20.0, 1e-6)
+    missed = next(r for r in results if r["met"] is False)
+    assert "the compiled program alone is 7.0x the trivial jitted call" in missed["evidence"][-1]
+    assert "XLA's CPU code" in missed["evidence"][-1]
 
 
 def test_a_variant_with_a_wrong_output_is_flagged() -> None:
@@ -60,11 +263,26 @@ def test_a_variant_with_a_wrong_output_is_flagged() -> None:
     assert all(len(t.seconds) == 2 for t in timings)
 
 
-def test_unknown_case_is_refused() -> None:
-    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--cases", "nope"]
+def test_family_option_selects_cases_and_list_names_families(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DMLSPEC_JAX_CACHE", "off")  # what main sets, undone after the test
+    assert bench_main(["--list"]) == 0
+    assert re.search(r"^argmax_outer_small +reduction$", capsys.readouterr().out, re.M)
+    output = tmp_path / "bench.json"
+    command = ["--family", "reduction", "--cases", "add_small", "argmax_inner_small"]
+    command += ["--runs", "1", "--warmup", "0", "--suite", "none", "--json", str(output)]
+    assert bench_main(command) == 0
+    assert [c["name"] for c in json.loads(output.read_text())["cases"]] == ["argmax_inner_small"]
+
+
+@pytest.mark.parametrize("option", ["--cases", "--family"])
+def test_unknown_case_or_family_is_refused(option: str) -> None:
+    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), option, "nope"]
     finished = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert finished.returncode == 2
-    assert "unknown cases ['nope']" in finished.stderr
+    what = "cases" if option == "--cases" else "families"
+    assert f"unknown {what} ['nope']" in finished.stderr
     assert "Traceback" not in finished.stderr
 
 

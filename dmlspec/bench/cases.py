@@ -1,8 +1,14 @@
 """The benchmark's cases: per operator a large one (about 64 MiB touched) and a small one
-(about 1 KiB), plus 64-bit and FLOAT16 cases, each with its variants: dmlspec's JAX kernel
-(plain, and writing into a donated buffer) and the peers' counterparts.
+(about 1 KiB), each with its variants: dmlspec's JAX kernel (plain, and writing into a donated
+buffer) and the peers' counterparts.
 
-Byte accounting (what a perfect implementation must read plus write, per call):
+Here the seed operators' cases (ScatterND, GatherND, ScatterElements, FillValueSequence, with
+64-bit and FLOAT16 forms); `FAMILY_OPERATORS` adds the element-wise, reduction and data
+movement families' (element_wise_cases.py, reduction_cases.py, data_movement_cases.py; their
+dmlspec variants are described in families.py).
+
+Byte accounting of the seed cases (what a perfect implementation must read plus write, per
+call; each family module states its own):
 - new output: the whole input read and the whole output written, plus indices and updates read;
 - in place (a donated or given buffer): indices and updates read, the updated elements written;
 - gather: the picked slices read, indices read, the output written; fill: the output written.
@@ -10,70 +16,44 @@ Byte accounting (what a perfect implementation must read plus write, per call):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 import numpy as np
 
 from .. import ops
+from .data_movement_cases import gather_case, join_case, padding_case, slice_case
+from .element_wise_cases import (
+    add_broadcast_case,
+    add_case,
+    cast_case,
+    exp_case,
+    greater_than_case,
+    softmax_case,
+)
+from .families import Scale
 from .peers import onnxruntime_session, optional
+from .reduction_cases import argmax_case, reduce_sum_case
 from .timing import Variant
+from .variants import IN_PLACE, NEW, BenchCase, Buffer, device, first, from_tensor, ready
 
-__all__ = ["BenchCase", "build_cases"]
-
-NEW = "new output"
-IN_PLACE = "in place"
-
-
-@dataclass
-class BenchCase:
-    name: str
-    operator: str
-    size: str  # "large" or "small"
-    dtype: str
-    shape: str  # what is moved, in words
-    variants: list[Variant]
-    expected: np.ndarray  # the output every variant must produce (checked bitwise)
+__all__ = [
+    "FAMILY_OPERATORS",
+    "SIZES",
+    "BenchCase",
+    "FamilyOperator",
+    "build_cases",
+    "case_families",
+]
 
 
-class _Buffer:
-    """A buffer a variant keeps writing into: each call's result is the next call's buffer."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def update(self, value: Any) -> Any:
-        self.value = value
-        return value
-
-
-def _device(array: np.ndarray) -> jax.Array:
-    # Under x64: outside it JAX would silently narrow an int64 or float64 array to 32 bits.
-    with jax.enable_x64(True):
-        placed: jax.Array = jax.device_put(array)
-    return placed
-
-
-def _ready(value: Any) -> Any:
-    value.block_until_ready()
-    return value
-
-
-def _first(outputs: Any) -> Any:
-    return outputs[0]  # onnxruntime returns a list of outputs
-
-
-def _tensor(tensor: Any) -> Any:
-    return tensor.numpy()
+_DATA_TYPES = {"float16": "FLOAT16", "float32": "FLOAT32", "int64": "INT64"}
 
 
 def _tensor_desc(array: np.ndarray) -> dict[str, Any]:
     return {"DataType": _DATA_TYPES[array.dtype.name], "Sizes": list(array.shape)}
-
-
-_DATA_TYPES = {"float16": "FLOAT16", "float32": "FLOAT32", "int64": "INT64"}
 
 
 def _user_paths(
@@ -84,13 +64,13 @@ def _user_paths(
     output = next(f for f in operator["desc"] if f.startswith("Output"))
     return [
         Variant(
-            "ops.run, NumPy in",
+            "ops.run, numpy in",
             "dmlspec",
             NEW,
             lambda: ops.run(operator, inputs)[output],
             moved,
         ),
-        Variant("NumPy in", "dmlspec", NEW, lambda: _ready(call()), moved),
+        Variant("numpy in", "dmlspec", NEW, lambda: ready(call()), moved),
     ]
 
 
@@ -112,8 +92,8 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
     item = data.itemsize
     new = 2 * data.nbytes + updates.nbytes + indices.nbytes
     in_place = 2 * updates.nbytes + indices.nbytes
-    x, i, u = _device(data), _device(indices), _device(updates)
-    donated = _Buffer(_device(data))
+    x, i, u = device(data), device(indices), device(updates)
+    donated = Buffer(device(data))
     operator = {
         "type": "DML_OPERATOR_SCATTER_ND",
         "desc": {
@@ -128,12 +108,12 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
     inputs = {"InputTensor": data, "IndicesTensor": indices, "UpdatesTensor": updates}
     variants = [
         *_user_paths(operator, inputs, lambda: ops.scatter_nd(data, indices, updates), new),
-        Variant("jax", "dmlspec", NEW, lambda: _ready(ops.scatter_nd(x, i, u)), new),
+        Variant("jax", "dmlspec", NEW, lambda: ready(ops.scatter_nd(x, i, u)), new),
         Variant(
             "jax donated",
             "dmlspec",
             IN_PLACE,
-            lambda: _ready(donated.update(ops.scatter_nd(donated.value, i, u, donate=True))),
+            lambda: ready(donated.update(ops.scatter_nd(donated.value, i, u, donate=True))),
             in_place,
         ),
     ]
@@ -165,7 +145,7 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
         dtype,
     )
     if session is not None:
-        variants.append(Variant("onnxruntime ScatterND", "onnxruntime", NEW, session, new, _first))
+        variants.append(Variant("onnxruntime ScatterND", "onnxruntime", NEW, session, new, first))
     torch = optional("torch")
     if torch is not None:
         t_data, t_rows, t_updates = (torch.from_numpy(a) for a in (data, rows_index, updates))
@@ -177,7 +157,7 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
                 NEW,
                 lambda: t_data.index_put((t_rows,), t_updates),
                 new,
-                _tensor,
+                from_tensor,
             ),
             Variant(
                 "torch index_put_",
@@ -185,7 +165,7 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
                 IN_PLACE,
                 lambda: t_kept.index_put_((t_rows,), t_updates),
                 in_place,
-                _tensor,
+                from_tensor,
             ),
         ]
     return BenchCase(
@@ -205,8 +185,8 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
     indices = _unique_rows(rng, rows, count)
     output_bytes = count * width * data.itemsize
     moved = 2 * output_bytes + indices.nbytes
-    x, i = _device(data), _device(indices)
-    given = _Buffer(_device(np.zeros((count, width), dtype)))
+    x, i = device(data), device(indices)
+    given = Buffer(device(np.zeros((count, width), dtype)))
     rows_index = indices[:, 0]
     out = np.empty((count, width), dtype)
     operator = {
@@ -222,12 +202,12 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
     inputs = {"InputTensor": data, "IndicesTensor": indices}
     variants = [
         *_user_paths(operator, inputs, lambda: ops.gather_nd(data, indices), moved),
-        Variant("jax", "dmlspec", NEW, lambda: _ready(ops.gather_nd(x, i)), moved),
+        Variant("jax", "dmlspec", NEW, lambda: ready(ops.gather_nd(x, i)), moved),
         Variant(
             "jax out=",
             "dmlspec",
             IN_PLACE,
-            lambda: _ready(given.update(ops.gather_nd(x, i, out=given.value))),
+            lambda: ready(given.update(ops.gather_nd(x, i, out=given.value))),
             moved,
         ),
         Variant("numpy take", "numpy", NEW, lambda: np.take(data, rows_index, axis=0), moved),
@@ -248,7 +228,7 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
         dtype,
     )
     if session is not None:
-        variants.append(Variant("onnxruntime GatherND", "onnxruntime", NEW, session, moved, _first))
+        variants.append(Variant("onnxruntime GatherND", "onnxruntime", NEW, session, moved, first))
     torch = optional("torch")
     if torch is not None:
         t_data, t_rows = torch.from_numpy(data), torch.from_numpy(rows_index)
@@ -260,7 +240,7 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
                 NEW,
                 lambda: torch.index_select(t_data, 0, t_rows),
                 moved,
-                _tensor,
+                from_tensor,
             ),
             Variant(
                 "torch index_select out=",
@@ -268,7 +248,7 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
                 IN_PLACE,
                 lambda: torch.index_select(t_data, 0, t_rows, out=t_out),
                 moved,
-                _tensor,
+                from_tensor,
             ),
         ]
     return BenchCase(
@@ -291,8 +271,8 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
     updates = _values(rng, (count, side), dtype)
     new = 2 * data.nbytes + updates.nbytes + indices.nbytes
     in_place = 2 * updates.nbytes + indices.nbytes
-    x, i, u = _device(data), _device(indices), _device(updates)
-    donated = _Buffer(_device(data))
+    x, i, u = device(data), device(indices), device(updates)
+    donated = Buffer(device(data))
     kept = data.copy()
     expected = data.copy()
     np.put_along_axis(expected, indices, updates, axis=0)
@@ -317,12 +297,12 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
         *_user_paths(
             operator, inputs, lambda: ops.scatter_elements(data, indices, updates, Axis=0), new
         ),
-        Variant("jax", "dmlspec", NEW, lambda: _ready(ops.scatter_elements(x, i, u, Axis=0)), new),
+        Variant("jax", "dmlspec", NEW, lambda: ready(ops.scatter_elements(x, i, u, Axis=0)), new),
         Variant(
             "jax donated",
             "dmlspec",
             IN_PLACE,
-            lambda: _ready(
+            lambda: ready(
                 donated.update(ops.scatter_elements(donated.value, i, u, Axis=0, donate=True))
             ),
             in_place,
@@ -345,7 +325,7 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
     )
     if session is not None:
         variants.append(
-            Variant("onnxruntime ScatterElements", "onnxruntime", NEW, session, new, _first)
+            Variant("onnxruntime ScatterElements", "onnxruntime", NEW, session, new, first)
         )
     torch = optional("torch")
     if torch is not None:
@@ -358,7 +338,7 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
                 NEW,
                 lambda: t_data.scatter(0, t_index, t_updates),
                 new,
-                _tensor,
+                from_tensor,
             ),
             Variant(
                 "torch scatter_",
@@ -366,7 +346,7 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
                 IN_PLACE,
                 lambda: t_kept.scatter_(0, t_index, t_updates),
                 in_place,
-                _tensor,
+                from_tensor,
             ),
         ]
     return BenchCase(
@@ -384,7 +364,7 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
     start, delta = 1.0, 0.5  # exact in every float type, so every peer makes the same values
     moved = count * np.dtype(dtype).itemsize
     output = {"DataType": {"float32": "FLOAT32", "float16": "FLOAT16"}[dtype], "Sizes": [count]}
-    given = _Buffer(_device(np.zeros(count, dtype)))
+    given = Buffer(device(np.zeros(count, dtype)))
     stop = start + delta * count
 
     def fill(**extra: Any) -> Any:
@@ -403,12 +383,12 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
     }
     variants = [
         *_user_paths(operator, {}, fill, moved),
-        Variant("jax", "dmlspec", NEW, lambda: _ready(fill()), moved),
+        Variant("jax", "dmlspec", NEW, lambda: ready(fill()), moved),
         Variant(
             "jax out=",
             "dmlspec",
             IN_PLACE,
-            lambda: _ready(given.update(fill(out=given.value))),
+            lambda: ready(given.update(fill(out=given.value))),
             moved,
         ),
         Variant(
@@ -423,7 +403,7 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
         dtype,
     )
     if session is not None:
-        variants.append(Variant("onnxruntime Range", "onnxruntime", NEW, session, moved, _first))
+        variants.append(Variant("onnxruntime Range", "onnxruntime", NEW, session, moved, first))
     torch = optional("torch")
     if torch is not None:
         t_type = getattr(torch, dtype)
@@ -435,7 +415,7 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
                 NEW,
                 lambda: torch.arange(start, stop, delta, dtype=t_type),
                 moved,
-                _tensor,
+                from_tensor,
             ),
             Variant(
                 "torch arange out=",
@@ -443,7 +423,7 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
                 IN_PLACE,
                 lambda: torch.arange(start, stop, delta, out=t_out),
                 moved,
-                _tensor,
+                from_tensor,
             ),
         ]
     # Exact in float64 and in the output type for these start and delta values.
@@ -453,16 +433,43 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
     )
 
 
-def trivial_call() -> Variant:
-    """The floor for small calls: a trivial jitted JAX function on a 1 KiB array."""
-    x = _device(np.zeros(256, np.float32))
-    plus_one = jax.jit(lambda a: a + 1)
-    return Variant(
-        "trivial jitted call (x + 1)", "jax", NEW, lambda: _ready(plus_one(x)), 2048, None
-    )
-
-
 Builder = Callable[[], BenchCase]
+SIZES = ("large", "small")
+
+
+@dataclass(frozen=True)
+class FamilyOperator:
+    """One operator of the family benchmarks: its cases are `{name}_large`, `{name}_small`."""
+
+    name: str
+    family: str  # "element_wise", "reduction" or "data_movement"
+    build: Callable[[str, str, Scale], BenchCase]  # (case name, size, scale) -> case
+
+
+FAMILY_OPERATORS = (
+    FamilyOperator("exp", "element_wise", exp_case),
+    FamilyOperator("add", "element_wise", add_case),
+    FamilyOperator("add_broadcast", "element_wise", add_broadcast_case),
+    FamilyOperator("greater_than", "element_wise", greater_than_case),
+    FamilyOperator("cast", "element_wise", cast_case),
+    FamilyOperator("softmax", "element_wise", softmax_case),
+    *(
+        FamilyOperator(f"{operator}_{along}", "reduction", functools.partial(case, along=along))
+        for operator, case in (("reduce_sum", reduce_sum_case), ("argmax", argmax_case))
+        for along in ("inner", "outer")
+    ),
+    FamilyOperator("slice", "data_movement", slice_case),
+    FamilyOperator("padding", "data_movement", padding_case),
+    FamilyOperator("join", "data_movement", join_case),
+    FamilyOperator("gather", "data_movement", gather_case),
+)
+
+
+def case_families() -> dict[str, str]:
+    """Each case's family ("seed" for the seed operators'), in build_cases' order."""
+    families = {name: "seed" for name in build_cases()}
+    families.update({f"{o.name}_{size}": o.family for o in FAMILY_OPERATORS for size in SIZES})
+    return families
 
 
 def build_cases(scale: float = 1.0) -> dict[str, Builder]:
@@ -501,4 +508,9 @@ def build_cases(scale: float = 1.0) -> dict[str, Builder]:
         "fill_value_sequence_small": lambda: fill_case(
             "fill_value_sequence_small", "small", 256, "float32"
         ),
+        **{
+            f"{o.name}_{size}": functools.partial(o.build, f"{o.name}_{size}", size, n)
+            for o in FAMILY_OPERATORS
+            for size in SIZES
+        },
     }

@@ -32,6 +32,8 @@ def versions() -> dict[str, str]:
 OnnxNode = tuple[str, list[str], dict[str, Any]]  # op type, input names, attributes
 
 _ONNX_TYPES = {
+    "bool": "BOOL",
+    "uint8": "UINT8",
     "float16": "FLOAT16",
     "float32": "FLOAT",
     "float64": "DOUBLE",
@@ -41,10 +43,15 @@ _ONNX_TYPES = {
 
 
 def onnxruntime_session(
-    node: OnnxNode, inputs: dict[str, np.ndarray], output_shape: tuple[int, ...], dtype: str
+    node: OnnxNode,
+    inputs: dict[str, np.ndarray],
+    output_shape: tuple[int, ...],
+    dtype: str,
+    constants: dict[str, np.ndarray] | None = None,
 ) -> Callable[[], object] | None:
     """A call running a one-node ONNX model on these inputs (session built here, once), or
-    None when onnxruntime or onnx is not installed."""
+    None when onnxruntime or onnx is not installed. `constants` are node inputs stored in the
+    model (initializers), as a model holds its pads, slice bounds and axes."""
     onnx = optional("onnx")
     ort = optional("onnxruntime")
     if onnx is None or ort is None:
@@ -57,13 +64,16 @@ def onnxruntime_session(
         return helper.make_tensor_value_info(name, data_type, list(shape))
 
     op_type, names, attributes = node
+    stored = constants or {}
+    fed = [n for n in names if n not in stored]
     graph = helper.make_graph(
         [helper.make_node(op_type, names, ["output"], **attributes)],
         op_type.lower(),
-        [info(n, inputs[n].shape, inputs[n].dtype.name) for n in names],
+        [info(n, inputs[n].shape, inputs[n].dtype.name) for n in fed],
         [info("output", output_shape, dtype)],
+        initializer=[onnx.numpy_helper.from_array(v, n) for n, v in stored.items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    feed = {n: inputs[n] for n in names}
+    feed = {n: inputs[n] for n in fed}
     return lambda: session.run(None, feed)

@@ -8,6 +8,7 @@ import os
 import platform
 import statistics
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,15 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=15, help="timed rounds (default 15)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed rounds (default 3)")
     parser.add_argument("--cases", nargs="+", metavar="CASE", help="only these cases")
-    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument(
+        "--family",
+        nargs="+",
+        metavar="FAMILY",
+        help="only the cases of these families (see --list; the seed operators' are 'seed')",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the cases (with their families) and exit"
+    )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--suite",
@@ -74,15 +83,17 @@ def main(argv: list[str] | None = None) -> int:
     # Imported here: the cache setting above must be in place before any kernel runs.
     import jax
 
-    from .cases import build_cases, trivial_call
+    from .cases import build_cases, case_families
     from .peers import versions
     from .suite import suite_throughput
     from .targets import check_targets
-    from .timing import MiB, copy_bandwidth, fault_cost, time_variants
+    from .timing import MiB, copy_bandwidth, fault_cost
 
     builders = build_cases(args.scale)
+    families = case_families()
     if args.list:
-        print("\n".join(builders))
+        width = max(map(len, builders))
+        print("\n".join(f"{name.ljust(width)}  {families[name]}" for name in builders))
         return 0
     packed = None
     if args.packed_against:
@@ -103,6 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"bench: unknown cases {unknown}; known: {', '.join(builders)}", file=sys.stderr)
         return 2
+    if args.family:
+        known = sorted(set(families.values()))
+        if unknown := [f for f in args.family if f not in known]:
+            print(f"bench: unknown families {unknown}; known: {', '.join(known)}", file=sys.stderr)
+            return 2
+        names = [n for n in names if families[n] in args.family]
 
     device = jax.devices()[0]
     copy_size = max(int(256 * MiB * min(args.scale, 1.0)), MiB)
@@ -124,17 +141,18 @@ def main(argv: list[str] | None = None) -> int:
 
     timings = {}
     cases_out = []
+    family = None
     for name in names:
+        if families[name] != family:
+            family = families[name]
+            print(f"\n== {family} ==")
         case = builders[name]()
-        variants = case.variants
-        calls = 1
-        if case.size == "small":
-            variants = [*variants, trivial_call()]
-            calls = 200
-        case_timings = time_variants(variants, args.runs, args.warmup, calls, case.expected)
-        timings[name] = case_timings
-        del case, variants
-        cases_out.append(_case_summary(name, case_timings, copy_before, device_copy))
+        timings[name] = _time_case(case, args.runs, args.warmup)
+        cases_out.append(
+            _case_summary(name, timings[name], copy_before, device_copy)
+            | {"family": family, "shape": case.shape, "notes": _case_notes(case)}
+        )
+        del case  # the timings keep no arrays: the next case has the memory
         _print_case(cases_out[-1])
 
     copy_after, more_seconds = copy_bandwidth(copy_size, args.runs)
@@ -143,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         f"\ncopy bandwidth: {copy_before:.1f} GB/s before the cases, {copy_after:.1f} after; "
         f"{copy_gbps:.1f} GB/s over both is the reference"
     )
-    targets = check_targets(timings, device_copy or copy_gbps, fault_seconds)
+    targets = check_targets(timings, device_copy or copy_gbps, fault_seconds, families)
+    _print_summary(cases_out)
     _print_targets(targets)
 
     suites = []
@@ -172,6 +191,42 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _time_case(case: Any, runs: int, warmup: int) -> list[Any]:
+    """Time a case's variants (a small case's with the trivial jitted call, 200 calls per
+    round); summarize what XLA compiled a large case's calls into; then drop the variants'
+    callables, which hold the case's arrays."""
+    import dataclasses
+
+    from .hlo import summarize
+    from .timing import time_variants
+    from .variants import trivial_call
+
+    variants, calls = case.variants, 1
+    if case.size == "small":
+        variants, calls = [*variants, trivial_call()], 200
+    timings = time_variants(variants, runs, warmup, calls, case.expected, case.tolerance)
+    for timing in timings:
+        variant = timing.variant
+        if case.size == "large" and variant.compiled is not None:
+            try:
+                timing.compiled = summarize(variant.compiled()).text(case.expected.nbytes)
+            except Exception as error:  # evidence only: a failure must not end the run
+                timing.compiled = f"(its HLO could not be read: {type(error).__name__}: {error})"
+        timing.variant = dataclasses.replace(variant, run=_released, fetch=None, compiled=None)
+    return timings
+
+
+def _released() -> None:
+    raise RuntimeError("this variant was timed and released")
+
+
+def _case_notes(case: Any) -> list[str]:
+    notes = list(case.notes)
+    if case.tolerance is not None:
+        notes.append(f"outputs judged within {case.tolerance.rule}")
+    return notes
+
+
 def _device_copy_bandwidth(size: int, runs: int) -> float:
     """An accelerator's copy bandwidth, measured the way the kernels run: a jitted copy into a
     donated buffer, bytes read plus written."""
@@ -196,11 +251,11 @@ def _device_copy_bandwidth(size: int, runs: int) -> float:
 def _case_summary(
     name: str, timings: list[Any], copy_gbps: float, device_copy: float | None
 ) -> dict[str, Any]:
+    from .targets import PEER_LIBRARIES
+
     reference = device_copy or copy_gbps
     # A peer that computed a wrong result is not a peer to compare with.
-    peers = [
-        t for t in timings if t.variant.library not in ("dmlspec", "jax") and t.correct is not False
-    ]
+    peers = [t for t in timings if t.variant.library in PEER_LIBRARIES and t.correct is not False]
     best_peer = {
         mode: min(
             (t for t in peers if t.variant.mode == mode), key=lambda t: t.median, default=None
@@ -229,11 +284,13 @@ def _case_summary(
                 "faults_per_call": timing.faults_per_call,
                 "correct": timing.correct,
                 "bytes_moved": variant.bytes_moved,
+                "compiled": timing.compiled,
             }
         )
     return {
         "name": name,
-        "best_peer": (f"{best_any.variant.library} {best_any.variant.name}" if best_any else None),
+        "best_peer": best_any.variant.label if best_any else None,
+        "best_peer_seconds": best_any.median if best_any else None,
         "variants": variants,
     }
 
@@ -250,7 +307,7 @@ def _print_header(
 
 
 def _print_case(case: dict[str, Any]) -> None:
-    print(f"\n{case['name']} (best peer: {case['best_peer']})")
+    print(f"\n{case['name']}: {case['shape']} (best peer: {case['best_peer']})")
     header = (
         "variant",
         "mode",
@@ -269,7 +326,7 @@ def _print_case(case: dict[str, Any]) -> None:
             (
                 f"{v['library']}: {v['name']}",
                 v["mode"],
-                f"{median * 1e3:.3f} ms" if median >= 1e-4 else f"{median * 1e6:.1f} us",
+                _time(median),
                 f"{v['gbps']:.1f}",
                 f"{v['fraction_of_copy']:.0%}",
                 f"{v['ratio_to_best_peer']:.2f}" if v["ratio_to_best_peer"] else "-",
@@ -278,18 +335,74 @@ def _print_case(case: dict[str, Any]) -> None:
                 {True: "ok", False: "WRONG", None: "-"}[v["correct"]],
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    _print_rows(rows)
+    for note in case["notes"]:
+        print(f"  ({note})")
+
+
+def _print_rows(rows: Sequence[tuple[str, ...]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _print_summary(cases: list[dict[str, Any]]) -> None:
+    """One line per family case, grouped by family: dmlspec's calls, the kernel's program
+    jitted whole and plain XLA (both writing into a donated buffer, as out= does), the best
+    peer, and out='s share of the copy bandwidth."""
+    from .families import KERNEL_JIT, PLAIN_XLA
+
+    header: tuple[str, ...] = ("case", "numpy in", "jax", "jax out=", "program out=")
+    header += ("plain XLA out=", "best peer", "out= % copy")
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for case in cases:
+        found = {(v["library"], v["mode"], v["name"]): v for v in case["variants"]}
+        ours = {name: v for (library, _, name), v in found.items() if library == "dmlspec"}
+        if "numpy in" not in ours:
+            continue  # the seed cases: their own table above
+        donated = {library: v for (library, mode, _), v in found.items() if mode == "in place"}
+        timed = [ours.get(n) for n in header[1:4]] + [
+            donated.get(KERNEL_JIT),
+            donated.get(PLAIN_XLA),
+        ]
+        out = ours.get("jax out=")
+        large = case["name"].endswith("_large")
+        groups.setdefault(case["family"], [header]).append(
+            (
+                case["name"],
+                *(_time(v["median_seconds"]) if v else "-" for v in timed),
+                f"{case['best_peer']} {_time(case['best_peer_seconds'])}"
+                if case["best_peer"]
+                else "-",
+                f"{out['fraction_of_copy']:.0%}" if out and large else "-",
+            )
+        )
+    for family, rows in groups.items():
+        print(f"\nsummary, {family} (medians):")
+        _print_rows(rows)
+
+
+def _time(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.1f} us"
 
 
 def _print_targets(targets: list[dict[str, Any]]) -> None:
     print("\ntargets (medians of this run):")
+    groups: dict[str, list[dict[str, Any]]] = {}
     for entry in targets:
-        verdict = {True: "met   ", False: "MISSED", None: "n/a   "}[entry["met"]]
-        print(f"  {verdict} {entry['target']}: {entry['measured']}")
-        for note in entry.get("evidence", []):
-            print(f"           - {note}")
+        groups.setdefault(entry["family"], []).append(entry)
+    for family, entries in groups.items():
+        met = sum(e["met"] is True for e in entries)
+        print(f"  {family}: {met} of {len(entries)} met")
+        # A case's targets together; the evidence of its misses once, after them.
+        for case in dict.fromkeys(e["case"] for e in entries):
+            notes: dict[str, None] = {}
+            for entry in (e for e in entries if e["case"] == case):
+                verdict = {True: "met   ", False: "MISSED", None: "n/a   "}[entry["met"]]
+                print(f"    {verdict} {entry['target']}: {entry['measured']}")
+                notes.update(dict.fromkeys(entry.get("evidence", [])))
+            for note in notes:
+                print(f"             - {note}")
 
 
 def _print_suite(result: dict[str, Any]) -> None:

@@ -17,7 +17,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Timing", "Variant", "copy_bandwidth", "fault_cost", "minor_faults", "time_variants"]
+from ..compare import ulp_mismatches
+
+__all__ = [
+    "Timing",
+    "Tolerance",
+    "Variant",
+    "copy_bandwidth",
+    "fault_cost",
+    "matches",
+    "minor_faults",
+    "time_variants",
+]
 
 MiB = 1 << 20
 
@@ -33,6 +44,26 @@ class Variant:
     bytes_moved: int  # bytes a perfect implementation must read plus write, per call
     # What `run` returned -> the output as numpy, to check it; None: nothing to check.
     fetch: Callable[[Any], Any] | None = np.asarray
+    # The compiled HLO text of what `run` calls (dmlspec's kernels): evidence for a miss.
+    compiled: Callable[[], str] | None = None
+
+    @property
+    def label(self) -> str:
+        """The name with its library, once ("onnxruntime Exp", "numpy np.exp")."""
+        if self.name.startswith(self.library):
+            return self.name
+        return f"{self.library} {self.name}"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a correct float output may be from the expected one: `max_ulps` ULPs of each
+    expected element, or `absolute` (a number, or one per element: an accumulated-rounding
+    bound). `rule` says whose rule it is, for the printout."""
+
+    max_ulps: int
+    rule: str
+    absolute: float | np.ndarray | None = None
 
 
 @dataclass
@@ -43,6 +74,7 @@ class Timing:
     faults: int = 0
     calls: int = 0
     correct: bool | None = None  # the first call's output equals the expected one
+    compiled: str | None = None  # what XLA compiled the call into (hlo.HloSummary.text)
 
     @property
     def median(self) -> float:
@@ -57,12 +89,18 @@ class Timing:
         return self.variant.bytes_moved / self.median / 1e9
 
 
-def _same_bits(output: Any, expected: np.ndarray) -> bool:
+def matches(output: Any, expected: np.ndarray, tolerance: Tolerance | None = None) -> bool:
+    """Same dtype and shape, and bitwise equal (no `tolerance`) or within it."""
     actual = np.ascontiguousarray(np.asarray(output))
     if actual.dtype != expected.dtype or actual.shape != expected.shape:
         return False
     wanted = np.ascontiguousarray(expected)
-    return bool(np.array_equal(actual.view(np.uint8), wanted.view(np.uint8)))
+    if tolerance is None:
+        return bool(np.array_equal(actual.view(np.uint8), wanted.view(np.uint8)))
+    far = ulp_mismatches(
+        wanted, actual, wanted, tolerance.max_ulps, abs_tolerance=tolerance.absolute, limit=1
+    )
+    return not far
 
 
 def minor_faults() -> int:
@@ -75,17 +113,18 @@ def time_variants(
     warmup: int,
     calls_per_round: int = 1,
     expected: np.ndarray | None = None,
+    tolerance: Tolerance | None = None,
 ) -> list[Timing]:
-    """Median-ready timings: first calls (checked against `expected`, bitwise), `warmup`
-    untimed rounds, then `rounds` timed ones, each round running every variant
-    `calls_per_round` times in a row."""
+    """Median-ready timings: first calls (checked against `expected`: bitwise, or within
+    `tolerance`), `warmup` untimed rounds, then `rounds` timed ones, each round running every
+    variant `calls_per_round` times in a row."""
     timings = [Timing(v) for v in variants]
     for timing in timings:
         start = time.perf_counter()
         returned = timing.variant.run()
         timing.first_call = time.perf_counter() - start
         if expected is not None and timing.variant.fetch is not None:
-            timing.correct = _same_bits(timing.variant.fetch(returned), expected)
+            timing.correct = matches(timing.variant.fetch(returned), expected, tolerance)
     for _ in range(warmup):
         for timing in timings:
             timing.variant.run()
