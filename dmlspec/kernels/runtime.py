@@ -708,7 +708,7 @@ def run_operator(
         key = json.dumps(operator, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # NumPy scalars, NaN: validated uncached
         problem = _problem(kernel, operator, feature_level)
-        packed = None
+        key, packed = None, None
     else:
         problem = _cached_problem(kernel, key, feature_level)
         packed = None if problem is not None else _packed_run(kernel, key)
@@ -724,7 +724,7 @@ def run_operator(
     # Only strided descs pay for reading the desc's defaults (their buffers' lengths).
     view = None
     if any(_has_strides(desc[f]) for f in fields + outputs):
-        view = _view(kernel, operator["desc"])
+        view = _view(kernel, operator["desc"]) if key is None else _cached_view(kernel, key)
     arrays: dict[str, Any] = {}
     strided: dict[str, Any] = {}
     for field in fields:
@@ -797,6 +797,12 @@ def run_operator(
         initial=initial,
     )
     return _returned(kernel, result, desc)
+
+
+@functools.lru_cache(maxsize=_CACHE_LIMIT)
+def _cached_view(kernel: KernelTable, operator_key: str) -> View:
+    """_view of a valid operator JSON, read once per distinct JSON."""
+    return _view(kernel, json.loads(operator_key)["desc"])
 
 
 def _returned(kernel: KernelTable, result: Any, desc: Mapping[str, Any]) -> dict[str, Any]:
