@@ -564,11 +564,10 @@ def call_kernel(
     whole buffer is returned with only the view written. `outputs_key`, where given, is
     `outputs` made hashable beforehand (run_operator's cache keeps it per operator)."""
     # An optional input left out (None) is no argument: the primitive gets None in its place.
-    present = tuple(arrays.get(field) is not None for _, field in kernel.inputs)
-    values = [
-        arrays[field] for (_, field), given in zip(kernel.inputs, present, strict=True) if given
-    ]
-    if not all(hasattr(v, "dtype") for v in values):
+    given_values = [arrays.get(field) for _, field in kernel.inputs]
+    present = tuple([v is not None for v in given_values])
+    values = [v for v in given_values if v is not None]
+    if not all([hasattr(v, "dtype") for v in values]):
         given = [f for (_, f), p in zip(kernel.inputs, present, strict=True) if p]
         values = [
             _as_array(v, f in kernel.tensor_arrays) for f, v in zip(given, values, strict=True)
@@ -583,7 +582,7 @@ def call_kernel(
     key = (
         kernel,
         present,
-        *[_signature(v) for v in values],
+        *[(v.shape, v.dtype) if hasattr(v, "shape") else _signature(v) for v in values],
         scalars,
         outputs_key if outputs_key is not None else _frozen(outputs) if outputs else (),
         feature_level,
@@ -591,7 +590,7 @@ def call_kernel(
         None if out is None else (out.shape, out.dtype),
         _frozen(strided) if strided else (),
     )
-    host_inputs = any(_on_host(v) for v in values)
+    host_inputs = any([_on_host(v) for v in values])
     windows: tuple[InputWindow, ...] = ()
     if host_inputs and _on_cpu():
         passed, windows = _windowed(values)
