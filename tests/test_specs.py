@@ -246,3 +246,18 @@ def test_comparison_rules_chosen_by_the_desc(catalog: Catalog) -> None:
     with pytest.raises(ValueError, match="needs the desc's environment"):
         semantics.comparison_for("OutputTensor", "float", "FLOAT32")
     assert semantics.comparison_for("OutputTensor", "unsigned", "UINT32").rule == "exact"
+
+
+def test_a_folder_is_loaded_again_only_when_its_bytes_change(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, folder)
+    first = load_catalog(folder)
+    assert load_catalog(folder) is first  # the same files: the same (immutable) catalog
+    path = folder / "operators" / "scatter_nd.json"
+    text = path.read_text()
+    # An edit of the same length, at once: the folder's bytes decide, not sizes or times.
+    path.write_text(text.replace('"Copies the whole', '"Copied the whole', 1))
+    changed = load_catalog(folder)
+    assert changed is not first
+    assert changed.operator("SCATTER_ND").summary.startswith("Copied the whole")
+    assert load_catalog(SPEC_DIR).operator("SCATTER_ND").summary.startswith("Copies the whole")

@@ -9,6 +9,7 @@ are gathered into one `SpecError`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,42 @@ def default_spec_dir() -> Path:
 
 
 def load_catalog(spec_dir: Path | None = None) -> m.Catalog:
-    """Load and cross-check every spec; raise `SpecError` listing all problems."""
-    return _CatalogLoader(spec_dir or default_spec_dir()).load()
+    """Load and cross-check every spec; raise `SpecError` listing all problems.
+
+    The model is immutable, so a folder whose files hold the same bytes as at an earlier call
+    in this process gives that call's catalog again (loading takes about two seconds, and the
+    suites, the reference and the command line each ask for it)."""
+    folder = spec_dir or default_spec_dir()
+    key = _fingerprint(folder)
+    if key is not None and key in _LOADED:
+        return _LOADED[key]
+    catalog = _CatalogLoader(folder).load()
+    if key is not None:
+        _LOADED[key] = catalog
+    return catalog
+
+
+_LOADED: dict[tuple[str, str], m.Catalog] = {}
+
+
+def _fingerprint(folder: Path) -> tuple[str, str] | None:
+    """The folder and a digest of every file `load` reads (None when one cannot be read: the
+    loader then reports it)."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        files = [
+            folder / SCHEMA_DIR / COMMON_SCHEMA,
+            folder / SCHEMA_DIR / OPERATOR_SCHEMA,
+            folder / COMMON_FILE,
+            *sorted((folder / OPERATORS_DIR).glob("*.json")),
+        ]
+        for path in files:
+            data = path.read_bytes()
+            digest.update(f"{path.relative_to(folder).as_posix()}\0{len(data)}\0".encode())
+            digest.update(data)
+        return str(folder.resolve()), digest.hexdigest()
+    except OSError:
+        return None
 
 
 def load_common(spec_dir: Path | None = None) -> m.CommonSpec:
