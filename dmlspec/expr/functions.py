@@ -402,8 +402,28 @@ def _fits(facts: Facts, values: np.ndarray, data_type: str) -> np.ndarray:
     if _data_type_kind(facts, data_type) == "f":
         return np.ones(array.shape, dtype=bool)
     info = np.iinfo(np.dtype(facts.numpy_dtype(data_type) or ""))
+    if array.dtype.kind == "f":
+        # Exact in float64: the bounds min and max + 1 are powers of two (or 0), and a
+        # truncated value fits when min <= t < max + 1.
+        with np.errstate(invalid="ignore"):
+            truncated = np.trunc(array.astype(np.float64))
+            return (
+                np.isfinite(truncated)
+                & (truncated >= float(info.min))
+                & (truncated < float(info.max + 1))
+            )
+    if array.dtype.kind == "b":  # 0 and 1 fit every integer type
+        return np.ones(array.shape, dtype=bool)
+    if array.dtype.kind in "iu":
+        # The bounds clipped to the array's own type compare exactly in that type.
+        own = np.iinfo(array.dtype)
+        low, high = max(info.min, own.min), min(info.max, own.max)
+        if low > high:
+            return np.zeros(array.shape, dtype=bool)
+        typed = array.dtype.type
+        return np.asarray((array >= typed(low)) & (array <= typed(high)), dtype=bool)
 
-    def fits(value: int | float) -> bool:
+    def fits(value: int | float) -> bool:  # Python numbers (an object array)
         if isinstance(value, float) and not math.isfinite(value):
             return False
         return bool(info.min <= math.trunc(value) <= info.max)
