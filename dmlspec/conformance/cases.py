@@ -10,6 +10,7 @@ accepts it. The same seed always gives the same case, so a failure can be rerun 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import re
 from collections.abc import Mapping
@@ -25,8 +26,10 @@ from ..model import Catalog, ExampleTensor, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
 
 __all__ = [
+    "MAX_CASE_ELEMENTS",
     "Case",
     "CellChoice",
+    "case_elements",
     "draw_case",
     "draw_desc",
     "draw_inputs",
@@ -36,6 +39,10 @@ __all__ = [
 ]
 
 ATTEMPTS = 400
+# Drawn sizes are small, but a derived output can multiply them (GATHER of a long index
+# tensor along a long axis: 2381 x 2 x 2381 x 2 elements, which the reference takes seconds
+# for). A desc over this many elements in all is drawn again.
+MAX_CASE_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -336,10 +343,22 @@ def draw_desc(
         for target, value in derived.items():
             owner, _, member = target.partition(".")
             desc[owner][member] = value
+        if case_elements(desc) > MAX_CASE_ELEMENTS:
+            continue
         operator = {"type": spec.operator_type, "desc": desc}
         if validate_operator(operator, level).valid:
             return operator
     raise LookupError(f"no valid {spec.name} desc found at {level} for {force}")
+
+
+def case_elements(desc: Mapping[str, Any]) -> int:
+    """The elements of every tensor of a desc (a tensor array's items each)."""
+    total = 0
+    for value in desc.values():
+        for tensor in value if isinstance(value, list) else [value]:
+            if isinstance(tensor, dict) and isinstance(tensor.get("Sizes"), list):
+                total += math.prod(tensor["Sizes"])
+    return total
 
 
 def rows_at(catalog: Catalog, spec: OperatorSpec, level: str) -> list[SupportRow]:
