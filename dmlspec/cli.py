@@ -211,6 +211,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
     from .generate import default_output_dir
+    from .generate.dest.tests import suite_path
     from .limits import CASE_TIMEOUT
 
     suites = default_output_dir() / "tests"
@@ -243,8 +244,11 @@ def command_conformance(args: argparse.Namespace) -> int:
     plugin.preload(args.backend, backend)
     # Everything the run writes goes to the report folder, nothing to the current one.
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(report_dir / ".hypothesis"))
+    # Only the named operators' modules are collected (each imports and rewrites its module, and
+    # Hypothesis reads it); --dml-ops still filters, and a run of every operator takes the folder.
+    modules = sorted(default_output_dir() / suite_path(catalog.operator(o)) for o in operators)
     options = [
-        str(suites),
+        *(str(m) for m in (modules if modules and all(m.is_file() for m in modules) else [suites])),
         "-p",
         "no:cacheprovider",
         "-p",
