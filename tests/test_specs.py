@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dmlspec import load_catalog
+from dmlspec import SpecError, load_catalog
 from dmlspec.binding import bind_desc, evaluate_constraints
 from dmlspec.model import (
     Catalog,
@@ -261,3 +261,27 @@ def test_a_folder_is_loaded_again_only_when_its_bytes_change(tmp_path: Path) -> 
     assert changed is not first
     assert changed.operator("SCATTER_ND").summary.startswith("Copied the whole")
     assert load_catalog(SPEC_DIR).operator("SCATTER_ND").summary.startswith("Copies the whole")
+
+
+def test_schema_checks_are_skipped_only_for_bytes_that_passed_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked = tmp_path / "checked"
+    monkeypatch.setenv("DMLSPEC_SCHEMA_CACHE", str(checked))
+    folder = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, folder)
+    load_catalog(folder)
+    assert len(list(checked.iterdir())) == 1  # these bytes passed
+    path = folder / "operators" / "scatter_nd.json"
+    text = path.read_text()
+    data = json.loads(text)
+    data["fields"][0]["Colour"] = "red"
+    path.write_text(json.dumps(data, indent=2))
+    with pytest.raises(SpecError, match="Additional properties are not allowed"):
+        load_catalog(folder)  # other bytes: checked again
+    assert len(list(checked.iterdir())) == 1
+    monkeypatch.setenv("DMLSPEC_SCHEMA_CACHE", "off")
+    shutil.rmtree(checked)
+    path.write_text(text.replace('"Copies the whole', '"Copied the whole', 1))
+    load_catalog(folder)
+    assert not checked.exists()
