@@ -265,6 +265,40 @@ def test_fits_agrees_with_its_definition_at_every_bound(source: str) -> None:
         assert FUNCTIONS["fits"].impl(facts, array, name).tolist() == expected, name
 
 
+def _written_once(targets: list[tuple[int, ...]]) -> list[bool]:
+    return [targets.count(target) == 1 for target in targets]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint32", "uint64"])
+def test_unique_masks_agree_with_counting_each_target(dtype: str) -> None:
+    """unique_along and unique_targets work on whole arrays; their definition counts each
+    element's target (a negative index counts from the end), whatever the values."""
+    rng = np.random.default_rng(7)
+    facts = NoFacts()
+    info = np.iinfo(np.dtype(dtype))
+    for trial in range(40):
+        shape = tuple(int(n) for n in rng.integers(1, 5, int(rng.integers(1, 4))))
+        bound = int(rng.integers(1, 6))
+        values = rng.integers(max(int(info.min), -bound), bound, shape).astype(dtype)
+        if trial % 4 == 0:  # the type's extremes, far outside any tensor
+            values.flat[0], values.flat[-1] = info.min, info.max
+        axis = int(rng.integers(0, len(shape)))
+        targets = []
+        for position in np.ndindex(*shape):
+            index = int(values[position])
+            targets.append((*position[:axis], index + bound if index < 0 else index,
+                            *position[axis + 1 :]))  # fmt: skip
+        mask = FUNCTIONS["unique_along"].impl(facts, values, axis, bound)
+        assert mask.reshape(-1).tolist() == _written_once(targets)
+        bounds = [int(b) for b in rng.integers(1, 6, shape[-1])]
+        tuples = [
+            tuple(i + b if i < 0 else i for i, b in zip(row, bounds, strict=True))
+            for row in values.reshape(-1, shape[-1]).tolist()
+        ]
+        mask = FUNCTIONS["unique_targets"].impl(facts, values, bounds)
+        assert mask.reshape(-1).tolist() == _written_once(tuples)
+
+
 def test_item_wise_list_functions() -> None:
     fn = {name: f.impl for name, f in FUNCTIONS.items()}
     facts = NoFacts()
