@@ -28,6 +28,7 @@ __all__ = [
     "derive_members",
     "evaluate_constraints",
     "scalar_union_value",
+    "spec_derivations",
 ]
 
 DATA_MEMBER = "Values"
@@ -155,6 +156,20 @@ def definition_trees(spec: m.OperatorSpec) -> dict[str, Any]:
     return hit[1]
 
 
+def spec_derivations(spec: m.OperatorSpec) -> tuple[Derivation, ...]:
+    """`derivations` of all the spec's constraints, once per spec (drawing reads them for
+    every desc)."""
+    hit = _DERIVATIONS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        rules = ((c.id, c.expr.tree) for c in spec.constraints)
+        hit = (spec, derivations(rules, definition_trees(spec)))
+        _DERIVATIONS[id(spec)] = hit
+    return hit[1]
+
+
+_DERIVATIONS: dict[int, tuple[m.OperatorSpec, tuple[Derivation, ...]]] = {}
+
+
 def derive_members(
     common: m.CommonSpec,
     spec: m.OperatorSpec,
@@ -168,8 +183,12 @@ def derive_members(
     wanted = list(targets)
     definitions = definition_trees(spec)
     skipped = set(exclude)
-    rules = ((c.id, c.expr.tree) for c in spec.constraints if c.id not in skipped)
-    available = {d.target: d for d in derivations(rules, definitions)}
+    if skipped:
+        rules = ((c.id, c.expr.tree) for c in spec.constraints if c.id not in skipped)
+        found = derivations(rules, definitions)
+    else:
+        found = spec_derivations(spec)
+    available = {d.target: d for d in found}
     missing = [t for t in wanted if t not in available]
     if missing:
         raise ValueError(f"no constraint of {spec.name} defines {missing}")

@@ -207,10 +207,12 @@ def command_conformance(args: argparse.Namespace) -> int:
 
     import pytest
 
+    from .backends import builtin_backends, load_backend
     from .conformance import plugin
     from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
     from .generate import default_output_dir
+    from .generate.dest.tests import suite_path
     from .limits import CASE_TIMEOUT
 
     suites = default_output_dir() / "tests"
@@ -225,8 +227,14 @@ def command_conformance(args: argparse.Namespace) -> int:
     if not 0 < timeout < float("inf"):
         raise BadInput(f"--case-timeout must be a positive number of seconds; got {timeout}")
     # Load and check the backend here, so that what is wrong with it is one line, not pytest's
-    # INTERNALERROR; the session then uses this very backend.
-    backend = plugin.open_backend(args.backend, timeout, args.in_process)
+    # INTERNALERROR; the session then uses this very backend. With workers, each worker runs
+    # the backend in a process of its own and this one is only checked: dmlspec's own backends
+    # are checked in this process (a backend process would be started and waited for, unused).
+    parallel = args.workers not in (None, "0") and not args.in_process
+    if parallel and args.backend in builtin_backends():
+        backend = load_backend(args.backend)
+    else:
+        backend = plugin.open_backend(args.backend, timeout, args.in_process)
     plugin.expected_failures(backend)
     if args.feature_level:
         requested = args.feature_level.removeprefix("DML_FEATURE_LEVEL_")
@@ -243,8 +251,11 @@ def command_conformance(args: argparse.Namespace) -> int:
     plugin.preload(args.backend, backend)
     # Everything the run writes goes to the report folder, nothing to the current one.
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(report_dir / ".hypothesis"))
+    # Only the named operators' modules are collected (each imports and rewrites its module, and
+    # Hypothesis reads it); --dml-ops still filters, and a run of every operator takes the folder.
+    modules = sorted(default_output_dir() / suite_path(catalog.operator(o)) for o in operators)
     options = [
-        str(suites),
+        *(str(m) for m in (modules if modules and all(m.is_file() for m in modules) else [suites])),
         "-p",
         "no:cacheprovider",
         "-p",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .expr import EnumInfo, Environment, Expression
@@ -363,7 +364,13 @@ class CommonSpec:
         return in_force[-1]
 
     def enum_infos(self) -> dict[str, EnumInfo]:
-        """Every enumeration expressions may name, including data types and feature levels."""
+        """Every enumeration expressions may name, including data types and feature levels
+        (a dict of its own per call; the infos are built once: binding a desc reads them for
+        every tensor member)."""
+        return dict(self._enum_infos)
+
+    @cached_property
+    def _enum_infos(self) -> dict[str, EnumInfo]:
         infos = {e.name: e.info() for e in self.enums}
         infos[DATA_TYPE_ENUM] = EnumInfo(
             DATA_TYPE_ENUM, "DML_TENSOR_DATA_TYPE_", tuple(d.name for d in self.data_types)
@@ -833,7 +840,7 @@ class OperatorSpec:
         """The distinct doc sentences that constraints and field ranges encode."""
         return frozenset(sentence for c in self.constraints for sentence in c.doc)
 
-    @property
+    @cached_property  # read on every drawn desc; the spec is immutable
     def constraints(self) -> tuple[Constraint, ...]:
         """Every constraint, field ranges included, errors before requires, by number."""
         return tuple(

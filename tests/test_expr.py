@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -228,6 +230,73 @@ def test_element_wise_masks_mark_each_offending_element() -> None:
     assert fn["highest"](facts, "UINT64") == 2**64 - 1  # exact, not a float
     assert fn["highest"](facts, "FLOAT16") == 65504.0
     assert fn["is_float"](facts, "FLOAT16") and not fn["is_float"](facts, "INT32")
+
+
+INTEGER_TYPES = ("INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64")
+
+
+@pytest.mark.parametrize("source", ["float16", "float32", "float64", "int8", "uint32", "int64"])
+def test_fits_agrees_with_its_definition_at_every_bound(source: str) -> None:
+    """`fits` works on whole arrays; its definition is per element on exact Python numbers:
+    rounded toward zero, within the type's range (NaN and infinities never fit)."""
+    facts = NoFacts()
+    values: list[float | int] = [0, 1, -1, 0.5, -0.5, -0.0, 1e30, -1e30]
+    for name in INTEGER_TYPES:
+        info = np.iinfo(np.dtype(name.lower()))
+        for bound in (int(info.min), int(info.max)):
+            values += [bound - 1, bound, bound + 1, bound - 0.5, bound + 0.5, bound + 1.5]
+    dtype = np.dtype(source)
+    if dtype.kind == "f":
+        values += [math.inf, -math.inf, math.nan, 2.0**63, 2.0**64, float(np.finfo(dtype).max)]
+        with np.errstate(over="ignore"):
+            array = np.array([float(v) for v in values], dtype=np.float64).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        kept = [int(v) for v in values if info.min <= v <= info.max and v == int(v)]
+        array = np.array(kept, dtype=object).astype(dtype)
+    exact = array.astype(object).tolist()
+    for name in INTEGER_TYPES:
+        info = np.iinfo(np.dtype(name.lower()))
+        expected = [
+            not (isinstance(v, float) and not math.isfinite(v))
+            and int(info.min) <= math.trunc(v) <= int(info.max)
+            for v in exact
+        ]
+        assert FUNCTIONS["fits"].impl(facts, array, name).tolist() == expected, name
+
+
+def _written_once(targets: list[tuple[int, ...]]) -> list[bool]:
+    return [targets.count(target) == 1 for target in targets]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint32", "uint64"])
+def test_unique_masks_agree_with_counting_each_target(dtype: str) -> None:
+    """unique_along and unique_targets work on whole arrays; their definition counts each
+    element's target (a negative index counts from the end), whatever the values."""
+    rng = np.random.default_rng(7)
+    facts = NoFacts()
+    info = np.iinfo(np.dtype(dtype))
+    for trial in range(40):
+        shape = tuple(int(n) for n in rng.integers(1, 5, int(rng.integers(1, 4))))
+        bound = int(rng.integers(1, 6))
+        values = rng.integers(max(int(info.min), -bound), bound, shape).astype(dtype)
+        if trial % 4 == 0:  # the type's extremes, far outside any tensor
+            values.flat[0], values.flat[-1] = info.min, info.max
+        axis = int(rng.integers(0, len(shape)))
+        targets = []
+        for position in np.ndindex(*shape):
+            index = int(values[position])
+            targets.append((*position[:axis], index + bound if index < 0 else index,
+                            *position[axis + 1 :]))  # fmt: skip
+        mask = FUNCTIONS["unique_along"].impl(facts, values, axis, bound)
+        assert mask.reshape(-1).tolist() == _written_once(targets)
+        bounds = [int(b) for b in rng.integers(1, 6, shape[-1])]
+        tuples = [
+            tuple(i + b if i < 0 else i for i, b in zip(row, bounds, strict=True))
+            for row in values.reshape(-1, shape[-1]).tolist()
+        ]
+        mask = FUNCTIONS["unique_targets"].impl(facts, values, bounds)
+        assert mask.reshape(-1).tolist() == _written_once(tuples)
 
 
 def test_item_wise_list_functions() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dmlspec import load_catalog
+from dmlspec import SpecError, load_catalog
 from dmlspec.binding import bind_desc, evaluate_constraints
 from dmlspec.model import (
     Catalog,
@@ -246,3 +246,42 @@ def test_comparison_rules_chosen_by_the_desc(catalog: Catalog) -> None:
     with pytest.raises(ValueError, match="needs the desc's environment"):
         semantics.comparison_for("OutputTensor", "float", "FLOAT32")
     assert semantics.comparison_for("OutputTensor", "unsigned", "UINT32").rule == "exact"
+
+
+def test_a_folder_is_loaded_again_only_when_its_bytes_change(tmp_path: Path) -> None:
+    folder = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, folder)
+    first = load_catalog(folder)
+    assert load_catalog(folder) is first  # the same files: the same (immutable) catalog
+    path = folder / "operators" / "scatter_nd.json"
+    text = path.read_text()
+    # An edit of the same length, at once: the folder's bytes decide, not sizes or times.
+    path.write_text(text.replace('"Copies the whole', '"Copied the whole', 1))
+    changed = load_catalog(folder)
+    assert changed is not first
+    assert changed.operator("SCATTER_ND").summary.startswith("Copied the whole")
+    assert load_catalog(SPEC_DIR).operator("SCATTER_ND").summary.startswith("Copies the whole")
+
+
+def test_schema_checks_are_skipped_only_for_bytes_that_passed_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked = tmp_path / "checked"
+    monkeypatch.setenv("DMLSPEC_SCHEMA_CACHE", str(checked))
+    folder = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, folder)
+    load_catalog(folder)
+    assert len(list(checked.iterdir())) == 1  # these bytes passed
+    path = folder / "operators" / "scatter_nd.json"
+    text = path.read_text()
+    data = json.loads(text)
+    data["fields"][0]["Colour"] = "red"
+    path.write_text(json.dumps(data, indent=2))
+    with pytest.raises(SpecError, match="Additional properties are not allowed"):
+        load_catalog(folder)  # other bytes: checked again
+    assert len(list(checked.iterdir())) == 1
+    monkeypatch.setenv("DMLSPEC_SCHEMA_CACHE", "off")
+    shutil.rmtree(checked)
+    path.write_text(text.replace('"Copies the whole', '"Copied the whole', 1))
+    load_catalog(folder)
+    assert not checked.exists()

@@ -10,6 +10,7 @@ accepts it. The same seed always gives the same case, so a failure can be rerun 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import re
 from collections.abc import Mapping
@@ -18,15 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from ..binding import bind_desc, definition_trees, derive_members
+from ..binding import bind_desc, derive_members, spec_derivations
 from ..expr import Absent, ExpressionError, nodes
-from ..expr.solve import derivations, target_of
+from ..expr.solve import target_of
 from ..model import Catalog, ExampleTensor, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
 
 __all__ = [
+    "MAX_CASE_ELEMENTS",
     "Case",
     "CellChoice",
+    "case_elements",
     "draw_case",
     "draw_desc",
     "draw_inputs",
@@ -36,6 +39,10 @@ __all__ = [
 ]
 
 ATTEMPTS = 400
+# Drawn sizes are small, but a derived output can multiply them (GATHER of a long index
+# tensor along a long axis: 2381 x 2 x 2381 x 2 elements, which the reference takes seconds
+# for). A desc over this many elements in all is drawn again.
+MAX_CASE_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,17 @@ def _slot_kinds(spec: OperatorSpec) -> dict[str, str]:
 def type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
     """Slots the spec's equalities tie together: member "DataType" groups the tensors' data
     types (and data_type fields such as ValueDataType); "DimensionCount" groups ranks."""
+    hit = _TYPE_GROUPS.get((id(spec), member))
+    if hit is None or hit[0] is not spec:  # once per spec: drawing reads them every attempt
+        hit = (spec, tuple(frozenset(g) for g in _type_groups(spec, member)))
+        _TYPE_GROUPS[(id(spec), member)] = hit
+    return [set(group) for group in hit[1]]
+
+
+_TYPE_GROUPS: dict[tuple[int, str], tuple[OperatorSpec, tuple[frozenset[str], ...]]] = {}
+
+
+def _type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
     kinds = _slot_kinds(spec)
 
     def is_slot(name: str | None) -> bool:
@@ -135,10 +153,9 @@ def type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
             member == "DataType" and kinds.get(name) == "data_type"
         )
 
-    definitions = definition_trees(spec)
     links = [
         (d.target, target_of(d.expr))
-        for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
+        for d in spec_derivations(spec)
         if is_slot(d.target) and is_slot(target_of(d.expr))
     ]
     links += _same_links(spec, member)
@@ -264,9 +281,7 @@ def draw_desc(
         rows = [r for r in rows if r.feature_level == level] or rows
     if not rows:
         raise LookupError(f"{spec.name} does not exist at {level}")
-    definitions = definition_trees(spec)
-    found = derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
-    derivable = {d.target for d in found}
+    derivable = {d.target for d in spec_derivations(spec)}
     for attempt in range(ATTEMPTS):
         row = rng.choice(rows) if len(rows) > 1 else rows[0]  # one row: the stream unchanged
         types = _choose_types(spec, row, force, rng)
@@ -328,10 +343,22 @@ def draw_desc(
         for target, value in derived.items():
             owner, _, member = target.partition(".")
             desc[owner][member] = value
+        if case_elements(desc) > MAX_CASE_ELEMENTS:
+            continue
         operator = {"type": spec.operator_type, "desc": desc}
         if validate_operator(operator, level).valid:
             return operator
     raise LookupError(f"no valid {spec.name} desc found at {level} for {force}")
+
+
+def case_elements(desc: Mapping[str, Any]) -> int:
+    """The elements of every tensor of a desc (a tensor array's items each)."""
+    total = 0
+    for value in desc.values():
+        for tensor in value if isinstance(value, list) else [value]:
+            if isinstance(tensor, dict) and isinstance(tensor.get("Sizes"), list):
+                total += math.prod(tensor["Sizes"])
+    return total
 
 
 def rows_at(catalog: Catalog, spec: OperatorSpec, level: str) -> list[SupportRow]:

@@ -299,27 +299,51 @@ def _in_bounds_impl(facts: Facts, values: np.ndarray, bounds: int | list[int]) -
 
 def _unique_targets(facts: Facts, values: np.ndarray, bounds: list[int]) -> np.ndarray:
     """Per index tuple (last axis): True unless another tuple addresses the same target."""
-    tuples = _normalised(np.asarray(values), np.asarray(bounds, dtype=object))
-    flat = [tuple(row) for row in tuples.reshape(-1, tuples.shape[-1])]
-    counts: dict[tuple[Any, ...], int] = {}
-    for key in flat:
-        counts[key] = counts.get(key, 0) + 1
-    unique = np.array([counts[key] == 1 for key in flat], dtype=bool)
-    return unique.reshape(tuples.shape[:-1])
+    tuples = _indices_normalised(np.asarray(values), bounds)
+    return _only_once(tuples.reshape(-1, tuples.shape[-1])).reshape(tuples.shape[:-1])
 
 
 def _unique_along(facts: Facts, values: np.ndarray, axis: int, bound: int) -> np.ndarray:
     """Per element: True unless another element writes the same target along `axis`."""
-    array = _normalised(np.asarray(values), np.asarray(bound, dtype=object))
-    coordinates = np.indices(array.shape).reshape(array.ndim, -1).T.tolist()
-    targets = []
-    for position, index in zip(coordinates, array.reshape(-1).tolist(), strict=True):
-        position[axis] = index
-        targets.append(tuple(position))
-    counts: dict[tuple[Any, ...], int] = {}
-    for key in targets:
-        counts[key] = counts.get(key, 0) + 1
-    return np.array([counts[key] == 1 for key in targets], dtype=bool).reshape(array.shape)
+    array = _indices_normalised(np.asarray(values), bound)
+    targets = np.indices(array.shape).reshape(array.ndim, -1).astype(array.dtype)
+    targets[axis] = array.reshape(-1)
+    return _only_once(targets.T).reshape(array.shape)
+
+
+def _indices_normalised(values: np.ndarray, bounds: int | list[int]) -> np.ndarray:
+    """`_normalised` in int64 where every value and bound fits (exact, and whole-array fast);
+    else as Python ints (an object array)."""
+    limits = np.asarray(bounds, dtype=object)
+    fits = values.dtype.kind == "i" or (
+        values.dtype.kind == "u" and (not values.size or int(values.max()) < 2**63)
+    )
+    if fits and all(-(2**62) < int(b) < 2**62 for b in limits.reshape(-1)):
+        signed = values.astype(np.int64)
+        return np.where(signed < 0, signed + limits.astype(np.int64), signed)
+    return _normalised(values, limits)
+
+
+def _only_once(rows: np.ndarray) -> np.ndarray:
+    """Per row of a 2-D array of integers: True where no other row is equal."""
+    if rows.dtype == object:  # indices past int64 (UINT64 data): compared as Python ints
+        counts: dict[tuple[Any, ...], int] = {}
+        flat = [tuple(row) for row in rows.tolist()]
+        for key in flat:
+            counts[key] = counts.get(key, 0) + 1
+        return np.array([counts[key] == 1 for key in flat], dtype=bool)
+    if not len(rows):
+        return np.ones(0, dtype=bool)
+    low = rows.min(axis=0)
+    extent = [int(b) - int(a) + 1 for a, b in zip(low, rows.max(axis=0), strict=True)]
+    if math.prod(extent) >= 2**62:  # no linear key fits: rows compared as rows
+        _, inverse, repeats = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+        return np.asarray(repeats[inverse.reshape(-1)] == 1, dtype=bool)
+    keys = np.ravel_multi_index(tuple((rows - low).T), extent)  # each row's place in its box
+    if math.prod(extent) <= 4 * len(rows) + 4096:
+        return np.asarray(np.bincount(keys)[keys] == 1, dtype=bool)
+    _, inverse, repeats = np.unique(keys, return_inverse=True, return_counts=True)
+    return np.asarray(repeats[inverse] == 1, dtype=bool)
 
 
 def _each_tuple(facts: Facts, mask: np.ndarray) -> np.ndarray:
@@ -402,8 +426,28 @@ def _fits(facts: Facts, values: np.ndarray, data_type: str) -> np.ndarray:
     if _data_type_kind(facts, data_type) == "f":
         return np.ones(array.shape, dtype=bool)
     info = np.iinfo(np.dtype(facts.numpy_dtype(data_type) or ""))
+    if array.dtype.kind == "f":
+        # Exact in float64: the bounds min and max + 1 are powers of two (or 0), and a
+        # truncated value fits when min <= t < max + 1.
+        with np.errstate(invalid="ignore"):
+            truncated = np.trunc(array.astype(np.float64))
+            return (
+                np.isfinite(truncated)
+                & (truncated >= float(info.min))
+                & (truncated < float(info.max + 1))
+            )
+    if array.dtype.kind == "b":  # 0 and 1 fit every integer type
+        return np.ones(array.shape, dtype=bool)
+    if array.dtype.kind in "iu":
+        # The bounds clipped to the array's own type compare exactly in that type.
+        own = np.iinfo(array.dtype)
+        low, high = max(info.min, own.min), min(info.max, own.max)
+        if low > high:
+            return np.zeros(array.shape, dtype=bool)
+        typed = array.dtype.type
+        return np.asarray((array >= typed(low)) & (array <= typed(high)), dtype=bool)
 
-    def fits(value: int | float) -> bool:
+    def fits(value: int | float) -> bool:  # Python numbers (an object array)
         if isinstance(value, float) and not math.isfinite(value):
             return False
         return bool(info.min <= math.trunc(value) <= info.max)

@@ -9,6 +9,8 @@ are gathered into one `SpecError`.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import os
 from pathlib import Path
 from typing import Any
@@ -39,8 +41,72 @@ def default_spec_dir() -> Path:
 
 
 def load_catalog(spec_dir: Path | None = None) -> m.Catalog:
-    """Load and cross-check every spec; raise `SpecError` listing all problems."""
-    return _CatalogLoader(spec_dir or default_spec_dir()).load()
+    """Load and cross-check every spec; raise `SpecError` listing all problems.
+
+    The model is immutable, so a folder whose files hold the same bytes as at an earlier call
+    in this process gives that call's catalog again (loading takes about two seconds, and the
+    suites, the reference and the command line each ask for it)."""
+    folder = spec_dir or default_spec_dir()
+    key = _fingerprint(folder)
+    if key is not None and key in _LOADED:
+        return _LOADED[key]
+    marker = _schema_marker(key[1]) if key is not None else None
+    catalog = _CatalogLoader(folder, schema_checked=marker is not None and marker.exists()).load()
+    if key is not None:
+        _LOADED[key] = catalog
+    if marker is not None and not marker.exists():
+        _mark(marker)
+    return catalog
+
+
+_LOADED: dict[tuple[str, str], m.Catalog] = {}
+SCHEMA_CACHE_VARIABLE = "DMLSPEC_SCHEMA_CACHE"  # a folder, or "off"
+_MARKERS_KEPT = 32
+
+
+def _schema_marker(digest: str) -> Path | None:
+    """The file whose presence says that a folder with these bytes (schemas included) passed
+    the JSON Schema checks, which take 60% of a load and give the same verdict for the same
+    bytes: in $DMLSPEC_SCHEMA_CACHE, else $XDG_CACHE_HOME/dmlspec/schema-checked
+    (~/.cache/...). "off": none, every load checks."""
+    setting = os.environ.get(SCHEMA_CACHE_VARIABLE, "")
+    if setting.lower() == "off":
+        return None
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = Path(setting) if setting else base / "dmlspec" / "schema-checked"
+    return folder / f"{digest}-jsonschema-{importlib.metadata.version('jsonschema')}"
+
+
+def _mark(marker: Path) -> None:
+    """Leave the marker (empty) and keep only the newest few; a read-only cache is no error."""
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        markers = sorted(marker.parent.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in markers[_MARKERS_KEPT:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _fingerprint(folder: Path) -> tuple[str, str] | None:
+    """The folder and a digest of every file `load` reads (None when one cannot be read: the
+    loader then reports it)."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        files = [
+            folder / SCHEMA_DIR / COMMON_SCHEMA,
+            folder / SCHEMA_DIR / OPERATOR_SCHEMA,
+            folder / COMMON_FILE,
+            *sorted((folder / OPERATORS_DIR).glob("*.json")),
+        ]
+        for path in files:
+            data = path.read_bytes()
+            digest.update(f"{path.relative_to(folder).as_posix()}\0{len(data)}\0".encode())
+            digest.update(data)
+        return str(folder.resolve()), digest.hexdigest()
+    except OSError:
+        return None
 
 
 def load_common(spec_dir: Path | None = None) -> m.CommonSpec:
@@ -49,9 +115,10 @@ def load_common(spec_dir: Path | None = None) -> m.CommonSpec:
 
 
 class _CatalogLoader:
-    def __init__(self, spec_dir: Path) -> None:
+    def __init__(self, spec_dir: Path, schema_checked: bool = False) -> None:
         self.spec_dir = spec_dir
         self.problems: list[Problem] = []
+        self.schema_checked = schema_checked  # these very bytes passed the schemas before
 
     def display(self, path: Path) -> str:
         try:
@@ -67,7 +134,11 @@ class _CatalogLoader:
                 report.at(where, message)
             return None
 
-    def validators(self) -> tuple[jsonschema.Validator, jsonschema.Validator] | None:
+    def validators(self) -> tuple[jsonschema.Validator | None, jsonschema.Validator | None] | None:
+        """The common and operator schemas' validators; None for both when these bytes passed
+        them before; None when a schema is broken (reported)."""
+        if self.schema_checked:
+            return None, None
         schemas = {}
         for name in (COMMON_SCHEMA, OPERATOR_SCHEMA):
             path = self.spec_dir / SCHEMA_DIR / name
@@ -88,7 +159,11 @@ class _CatalogLoader:
             jsonschema.Draft202012Validator(schemas[OPERATOR_SCHEMA], registry=registry),
         )
 
-    def schema_valid(self, validator: jsonschema.Validator, data: Any, report: Report) -> bool:
+    def schema_valid(
+        self, validator: jsonschema.Validator | None, data: Any, report: Report
+    ) -> bool:
+        if validator is None:  # checked before
+            return True
         errors = []
         for error in validator.iter_errors(data):
             if error.context:

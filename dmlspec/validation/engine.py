@@ -7,6 +7,7 @@ constraints. Requires constraints (on tensor data) are checked by `check_require
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -194,8 +195,11 @@ def _counts(counts: tuple[int, ...]) -> str:
     return " or ".join(str(c) for c in ordered)
 
 
-def _outcomes(rules: tuple[Rule, ...], view: View) -> dict[str, tuple[str, str]]:
-    """Each rule's (status, detail); a rule whose dependency did not pass is skipped."""
+def _outcomes(
+    rules: tuple[Rule, ...], view: View, wanted: tuple[Rule, ...] | None = None
+) -> dict[str, tuple[str, str]]:
+    """Each rule's (status, detail); a rule whose dependency did not pass is skipped. With
+    `wanted`, only those rules and what they depend on are evaluated."""
     by_id = {rule.id: rule for rule in rules}
     outcomes: dict[str, tuple[str, str]] = {}
 
@@ -208,7 +212,7 @@ def _outcomes(rules: tuple[Rule, ...], view: View) -> dict[str, tuple[str, str]]
                 outcomes[rule.id] = _evaluate(rule, view)
         return outcomes[rule.id]
 
-    for rule in rules:
+    for rule in rules if wanted is None else wanted:
         outcome(rule)
     return outcomes
 
@@ -278,6 +282,40 @@ def _scalar_union_warnings(
     return warnings
 
 
+def _validated(
+    table: OperatorTable, common: CommonTable, operator: object, feature_level: str | None
+) -> str:
+    """The feature level a desc is valid at, validated once per distinct operator JSON (the
+    suites check the requires of one desc against many drawn inputs); InvalidOperator if it
+    is not valid."""
+    try:
+        text = json.dumps(operator, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # NumPy scalars, NaN: validated uncached
+        return _validate_or_raise(table, common, operator, feature_level)
+    key = (id(table), id(common), text, feature_level)  # the tables live as long as their modules
+    if key not in _VALID:
+        if len(_VALID) >= _VALID_KEPT:
+            _VALID.clear()
+        _VALID[key] = _validate_or_raise(table, common, operator, feature_level)
+    return _VALID[key]
+
+
+_VALID: dict[tuple[int, int, str, str | None], str] = {}
+_VALID_KEPT = 4096
+
+
+def _validate_or_raise(
+    table: OperatorTable, common: CommonTable, operator: object, feature_level: str | None
+) -> str:
+    result = validate_with(table, common, operator, feature_level)
+    if not result.valid:
+        raise InvalidOperator(
+            f"{table.name} desc is invalid: " + "; ".join(str(v) for v in result.violations),
+            result.fired(),
+        )
+    return result.feature_level
+
+
 @dataclass(frozen=True)
 class RequiresReport:
     """Which data preconditions fail, and which output elements that leaves undefined."""
@@ -299,21 +337,15 @@ def check_requires_with(
     feature_level: str | None = None,
 ) -> RequiresReport:
     """Check the data preconditions of a valid desc against concrete inputs."""
-    result = validate_with(table, common, operator, feature_level)
-    if not result.valid:
-        raise InvalidOperator(
-            f"{table.name} desc is invalid: " + "; ".join(str(v) for v in result.violations),
-            result.fired(),
-        )
+    level = _validated(table, common, operator, feature_level)
     read = read_desc(table, common, operator)
     _scalar_union_warnings(table, common, read.values)
     for name, data in inputs.items():
         tensor = read.values.get(name)
         if isinstance(tensor, TensorView):
             tensor.members[DATA_MEMBER] = np.asarray(data)
-    view = View({**read.values, "FeatureLevel": result.feature_level}, table.definitions)
-    rules = table.rules + table.requires
-    outcomes = _outcomes(rules, view)
+    view = View({**read.values, "FeatureLevel": level}, table.definitions)
+    outcomes = _outcomes(table.rules + table.requires, view, wanted=table.requires)
     violations: list[Violation] = []
     undefined: dict[str, np.ndarray] = {}
     allowed: dict[str, str] = {}
