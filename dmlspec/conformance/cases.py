@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 ATTEMPTS = 400
+PLAIN_AFTER = 24  # rejected draws before window arrays take window-safe values (_derive_counts)
 # Drawn sizes are small, but a derived output can multiply them (GATHER of a long index
 # tensor along a long axis: 2381 x 2 x 2381 x 2 elements, which the reference takes seconds
 # for). A desc over this many elements in all is drawn again.
@@ -312,10 +313,12 @@ def draw_desc(
             if field.kind == "data_type":
                 desc[field.name] = types[field.name]
         counted = {f.count_field for f in spec.fields if f.is_array and f.count_field}
-        _derive_counts(catalog, spec, desc, counted, derivable, rng, attempt >= ATTEMPTS // 4)
+        _derive_counts(catalog, spec, desc, counted, derivable, rng, attempt >= PLAIN_AFTER)
         for field in spec.fields:
             if field.name in counted or (field.is_array and field.name in desc):
                 continue  # set with its array
+            if field.is_array and field.name in derivable:
+                continue  # derived with the sizes below
             if field.kind in ("uint", "int"):
                 desc[field.name] = _draw_in_range(catalog, spec, desc, field.name, ranks, rng)
             elif field.kind == "scalar_union":
@@ -334,7 +337,9 @@ def draw_desc(
         free = {k: v for k, v in desc.items()}
         for name in wanted:
             free.pop(name.partition(".")[0])
+        wanted += [f.name for f in spec.fields if f.is_array and f.name in derivable - set(desc)]
         _partition_along_axis(spec, desc, rng)
+        _windows_inside(catalog, spec, desc, rng)
         _ones_where_required(spec, desc)
         try:
             derived = _derive_sizes(catalog, spec, free, wanted, ranks)
@@ -342,7 +347,10 @@ def draw_desc(
             continue
         for target, value in derived.items():
             owner, _, member = target.partition(".")
-            desc[owner][member] = value
+            if member:
+                desc[owner][member] = value
+            else:  # an array the equalities define (SLICE's Sizes: the output's sizes)
+                desc[owner] = value
         if case_elements(desc) > MAX_CASE_ELEMENTS:
             continue
         operator = {"type": spec.operator_type, "desc": desc}
@@ -417,6 +425,8 @@ def _derive_counts(
             continue
         desc[name] = value
         for field in spec.fields:
+            if field.count_field == name and field.name in derivable:
+                continue  # derived with the sizes, from the spec's equalities
             if field.count_field == name and field.kind in ("uint_array", "int_array"):
                 small = (-1, 0, 1, 2) if field.kind == "int_array" else (0, 0, 1, 1, 2, 3)
                 one = any(w in field.name for w in ("Size", "Stride", "Repeat"))
@@ -491,6 +501,53 @@ def _partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.
             for tensor, part in zip(tensors, parts, strict=True):
                 tensor["Sizes"] = [part if d == index else n for d, n in enumerate(base)]
             desc[other.id]["Sizes"] = [sum(parts) if d == index else n for d, n in enumerate(base)]
+
+
+def _windows_inside(
+    catalog: Catalog, spec: OperatorSpec, desc: dict[str, Any], rng: random.Random
+) -> None:
+    """Windows solved for instead of left to chance (SLICE1, SLICE_GRAD): arrays a rule such
+    as `each_at_most(add_each(Offsets, Sizes), T.Sizes)` keeps inside a tensor get, per
+    dimension, a size from 1 to the tensor's and an offset that keeps the window inside; a
+    drawn tensor that a rule such as `each_at_most(T.Sizes, strided_count(Sizes, Strides))`
+    bounds by the elements a window visits is cut to them. One random draw of every dimension
+    rarely held (50 rejected descs per SLICE1 case)."""
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        match constraint.expr.tree:
+            case nodes.Call(
+                func="each_at_most",
+                args=(
+                    nodes.Call(
+                        func="add_each", args=(nodes.Name(id=offsets), nodes.Name(id=sizes))
+                    ),
+                    nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                ),
+            ):
+                bound = desc.get(name, {}).get("Sizes")
+                if not _same_lengths(bound, desc.get(offsets), desc.get(sizes)):
+                    continue
+                for i, size in enumerate(bound):
+                    desc[sizes][i] = rng.randint(1, max(1, size))
+                    desc[offsets][i] = rng.randint(0, max(0, size - desc[sizes][i]))
+            case nodes.Call(
+                func="each_at_most",
+                args=(nodes.Member(obj=nodes.Name(id=name), member="Sizes"), nodes.Call() as count),
+            ):
+                drawn = desc.get(name, {}).get("Sizes")
+                env = bind_desc(catalog.common, spec, {k: v for k, v in desc.items()})
+                try:
+                    limits = env_value(count, env)
+                except (Absent, ExpressionError, ArithmeticError, TypeError, ValueError):
+                    continue
+                if _same_lengths(drawn, limits):
+                    cut = zip(drawn, limits, strict=True)
+                    desc[name]["Sizes"] = [min(n, max(1, m)) for n, m in cut]
+
+
+def _same_lengths(*values: Any) -> bool:
+    return all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1
 
 
 def _derive_sizes(
