@@ -26,6 +26,7 @@ from . import onnxruntime_data_movement as data_movement
 from . import onnxruntime_element_wise as element_wise
 from . import onnxruntime_reduction as reduction
 from .errors import Unsupported
+from .onnxruntime_graph import single_threaded
 
 __all__ = ["OnnxRuntimeBackend"]
 
@@ -64,6 +65,7 @@ def _session(
     onnx.checker.check_model(model)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
+    single_threaded(options)
     return onnxruntime.InferenceSession(
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )

@@ -4,6 +4,7 @@ resolve undefined cases differently, report expected failures, and cover every c
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,17 @@ def conformance(backend: str, report: Path, *options: str) -> subprocess.Complet
         text=True,
         cwd=REPO_ROOT,
         timeout=900,
+        # Under pytest-xdist the run is not a worker of this session: its own workers get these.
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")},
     )
+
+
+def workers() -> str:
+    """`--workers` for a test's own conformance run: 2, or when pytest itself runs on xdist
+    workers, the cores left to each of them (at least 1), so the runs of two tests at once do
+    not oversubscribe the machine."""
+    pytest_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return str(max(1, min(2, (os.cpu_count() or 2) // pytest_workers)))
 
 
 SEEDS = ("SCATTER_ND", "GATHER_ND", "SCATTER_ELEMENTS", "FILL_VALUE_SEQUENCE")
@@ -98,7 +109,7 @@ def test_expected_failures_are_reported_and_stale_ones_named(tmp_path: Path) -> 
 
 def test_jax_passes_and_hits_every_support_cell_in_the_ci_profile(tmp_path: Path) -> None:
     # The seed operators (the element-wise family: tests/test_element_wise_family.py)
-    result = conformance("jax", tmp_path, "--workers", "2", "--ops", *SEEDS)
+    result = conformance("jax", tmp_path, "--workers", workers(), "--ops", *SEEDS)
     assert result.returncode == 0, result.stdout[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
     coverage = results["coverage"]

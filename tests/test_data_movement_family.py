@@ -17,7 +17,7 @@ from dmlspec import load_catalog, ops
 from dmlspec.generate.dest.kernels import function_name
 from dmlspec.reference import REFERENCE_OPERATORS
 
-from .test_conformance import conformance
+from .test_conformance import conformance, workers
 
 FAMILY = sorted(
     s.name
@@ -100,7 +100,7 @@ def test_a_sum_in_another_order_passes(tmp_path: Path) -> None:
 
 def test_jax_and_numpy_pass_the_family_and_hit_every_cell(tmp_path: Path) -> None:
     for backend in ("jax", "numpy"):
-        result = conformance(backend, tmp_path / backend, "--workers", "2", "--ops", *FAMILY)
+        result = conformance(backend, tmp_path / backend, "--workers", workers(), "--ops", *FAMILY)
         assert result.returncode == 0, (backend, result.stdout[-3000:])
         results = json.loads((tmp_path / backend / "results.json").read_text())
         assert results["coverage"]["hit"] == results["coverage"]["total"]
@@ -109,7 +109,7 @@ def test_jax_and_numpy_pass_the_family_and_hit_every_cell(tmp_path: Path) -> Non
 
 def test_onnxruntime_passes_the_family_but_for_its_listed_divergences(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime", reason="the peers extra is not installed")
-    result = conformance("onnxruntime", tmp_path, "--workers", "2", "--ops", *FAMILY)
+    result = conformance("onnxruntime", tmp_path, "--workers", workers(), "--ops", *FAMILY)
     assert result.returncode == 0, result.stdout[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
     assert not [t for t in results["tests"] if t["outcome"] == "xpassed"]

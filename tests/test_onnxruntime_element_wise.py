@@ -271,7 +271,9 @@ UNARY_FLOAT = [
 
 
 @pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16"])
-@pytest.mark.parametrize(("kind", "values", "function"), UNARY_FLOAT, ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(
+    ("kind", "values", "function"), UNARY_FLOAT, ids=[row[0] for row in UNARY_FLOAT]
+)
 def test_unary_float_operators(
     kind: str, values: list[float], function: Any, data_type: str
 ) -> None:
@@ -323,7 +325,9 @@ ACTIVATIONS = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "params", "function"), ACTIVATIONS, ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(
+    ("kind", "params", "function"), ACTIVATIONS, ids=[row[0] for row in ACTIVATIONS]
+)
 def test_parameterised_activations(kind: str, params: dict[str, Any], function: Any) -> None:
     result = run(kind, {**out("FLOAT32", len(X)), **params}, InputTensor=f32(*X))
     close(result, [function(x) for x in X])
@@ -443,7 +447,7 @@ B = [2.0, 2.0, -2.0, -2.0, 1.0, -4.0, 0.5]
 
 
 @pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16"])
-@pytest.mark.parametrize(("kind", "function"), BINARY_FLOAT, ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(("kind", "function"), BINARY_FLOAT, ids=[row[0] for row in BINARY_FLOAT])
 def test_binary_float_operators(kind: str, function: Any, data_type: str) -> None:
     dtype = dtype_of(data_type)
     result = run(

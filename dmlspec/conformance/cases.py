@@ -2,9 +2,11 @@
 
 Nothing here is written per operator. Free values are drawn (data types and ranks from the
 support row, sizes, numeric fields within their documented range); dependent values are
-derived from the spec's own equalities (`derive_members`); index data is drawn within the
-bounds the spec's `requires` constraints state; a desc is kept when the generated validator
-accepts it. The same seed always gives the same case, so a failure can be rerun by itself.
+derived from the spec's own equalities (`derive_members`); rules that tie many values together
+(windows inside a tensor, items partitioning an axis) are solved for (solved.py); index data
+is drawn within the bounds the spec's `requires` constraints state; a desc is kept when the
+generated validator accepts it. The same seed always gives the same case, so a failure can be
+rerun by itself.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import target_of
 from ..model import Catalog, ExampleTensor, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
+from .solved import ones_where_required, partition_along_axis, windows_inside
 
 __all__ = [
     "MAX_CASE_ELEMENTS",
@@ -39,6 +42,7 @@ __all__ = [
 ]
 
 ATTEMPTS = 400
+PLAIN_AFTER = 24  # rejected draws before window arrays take window-safe values (_derive_counts)
 # Drawn sizes are small, but a derived output can multiply them (GATHER of a long index
 # tensor along a long axis: 2381 x 2 x 2381 x 2 elements, which the reference takes seconds
 # for). A desc over this many elements in all is drawn again.
@@ -312,10 +316,12 @@ def draw_desc(
             if field.kind == "data_type":
                 desc[field.name] = types[field.name]
         counted = {f.count_field for f in spec.fields if f.is_array and f.count_field}
-        _derive_counts(catalog, spec, desc, counted, derivable, rng, attempt >= ATTEMPTS // 4)
+        _derive_counts(catalog, spec, desc, counted, derivable, rng, attempt >= PLAIN_AFTER)
         for field in spec.fields:
             if field.name in counted or (field.is_array and field.name in desc):
                 continue  # set with its array
+            if field.is_array and field.name in derivable:
+                continue  # derived with the sizes below
             if field.kind in ("uint", "int"):
                 desc[field.name] = _draw_in_range(catalog, spec, desc, field.name, ranks, rng)
             elif field.kind == "scalar_union":
@@ -334,15 +340,20 @@ def draw_desc(
         free = {k: v for k, v in desc.items()}
         for name in wanted:
             free.pop(name.partition(".")[0])
-        _partition_along_axis(spec, desc, rng)
-        _ones_where_required(spec, desc)
+        wanted += [f.name for f in spec.fields if f.is_array and f.name in derivable - set(desc)]
+        partition_along_axis(spec, desc, rng)
+        windows_inside(catalog, spec, desc, rng)
+        ones_where_required(spec, desc)
         try:
             derived = _derive_sizes(catalog, spec, free, wanted, ranks)
         except (ValueError, ExpressionError, LookupError, TypeError):
             continue
         for target, value in derived.items():
             owner, _, member = target.partition(".")
-            desc[owner][member] = value
+            if member:
+                desc[owner][member] = value
+            else:  # an array the equalities define (SLICE's Sizes: the output's sizes)
+                desc[owner] = value
         if case_elements(desc) > MAX_CASE_ELEMENTS:
             continue
         operator = {"type": spec.operator_type, "desc": desc}
@@ -417,6 +428,8 @@ def _derive_counts(
             continue
         desc[name] = value
         for field in spec.fields:
+            if field.count_field == name and field.name in derivable:
+                continue  # derived with the sizes, from the spec's equalities
             if field.count_field == name and field.kind in ("uint_array", "int_array"):
                 small = (-1, 0, 1, 2) if field.kind == "int_array" else (0, 0, 1, 1, 2, 3)
                 one = any(w in field.name for w in ("Size", "Stride", "Repeat"))
@@ -426,71 +439,6 @@ def _derive_counts(
                 ]
             elif field.count_field == name and field.kind == "float_array":
                 desc[field.name] = [rng.choice(_FLOATS) for _ in range(value)]
-
-
-def _ones_where_required(spec: OperatorSpec, desc: dict[str, Any]) -> None:
-    """Drawn sizes that rules such as all_ones(T.Sizes) or all_ones(T.Sizes[:-2]) require to be
-    1 are set to 1 (NONZERO_COORDINATES' count and leading coordinate dimensions)."""
-    for constraint in spec.constraints:
-        if constraint.constraint_class != "error":
-            continue
-        match constraint.expr.tree:
-            case nodes.Call(func="all_ones", args=(argument,)):
-                pass
-            case _:
-                continue
-        stop: int | None = None
-        match argument:
-            case nodes.Member(obj=nodes.Name(id=name), member="Sizes"):
-                pass
-            case nodes.Slice(
-                obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
-                lower=None,
-                upper=nodes.Unary(op="-", operand=nodes.Literal(value=int() as stop)),
-            ):
-                stop = -stop
-            case nodes.Slice(
-                obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
-                lower=None,
-                upper=nodes.Literal(value=int() as stop),
-            ):
-                pass
-            case _:
-                continue
-        tensor = desc.get(name)
-        if isinstance(tensor, dict) and isinstance(tensor.get("Sizes"), list):
-            sizes = tensor["Sizes"]
-            end = len(sizes) if stop is None else len(sizes) + stop if stop < 0 else stop
-            tensor["Sizes"] = [1 if i < end else n for i, n in enumerate(sizes)]
-
-
-def _partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.Random) -> None:
-    """Tensor arrays whose items must match another tensor except along an axis, where their
-    sizes sum to its size (JOIN's inputs, SPLIT's outputs: `same_sizes_except(Items, Tensor,
-    Axis)` with `sum_along(Items, Axis)`): the items get the other tensor's sizes with a part
-    of the axis each, instead of being left to chance."""
-    for constraint in spec.constraints:
-        for node in nodes.walk(constraint.expr.tree):
-            if not (isinstance(node, nodes.Call) and node.func == "same_sizes_except"):
-                continue
-            items, other, axis = node.args
-            if not (
-                isinstance(items, nodes.Name)
-                and isinstance(other, nodes.Name)
-                and isinstance(axis, nodes.Name)
-                and isinstance(desc.get(items.id), list)
-                and isinstance(desc.get(other.id), dict)
-                and isinstance(desc.get(axis.id), int)
-            ):
-                continue
-            tensors, index = desc[items.id], desc[axis.id]
-            base = list(tensors[0]["Sizes"])
-            if not 0 <= index < len(base):
-                continue
-            parts = [rng.choice((1, 1, 2, 3)) for _ in tensors]
-            for tensor, part in zip(tensors, parts, strict=True):
-                tensor["Sizes"] = [part if d == index else n for d, n in enumerate(base)]
-            desc[other.id]["Sizes"] = [sum(parts) if d == index else n for d, n in enumerate(base)]
 
 
 def _derive_sizes(

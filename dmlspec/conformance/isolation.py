@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -94,19 +94,45 @@ class IsolatedBackend:
     """The backend `spec` (a name or module:attr), run in a child process."""
 
     def __init__(self, spec: str, case_timeout: float | None = None) -> None:
+        self._prepare(spec, case_timeout)
+        self._accept(self._start())
+
+    @classmethod
+    def starting(
+        cls, spec: str, case_timeout: float | None = None
+    ) -> Callable[[], IsolatedBackend]:
+        """Start the backend's process now; the function returned waits until it is ready (a
+        pytest worker starts it before collecting the suites, which takes about as long) and
+        raises BackendLoadError as the constructor would."""
+        backend = cls.__new__(cls)
+        backend._prepare(spec, case_timeout)
+        backend._spawn()
+
+        def ready() -> IsolatedBackend:
+            backend._accept(backend._handshake())
+            return backend
+
+        return ready
+
+    def _prepare(self, spec: str, case_timeout: float | None) -> None:
         self.spec = spec
         self.case_timeout = float(CASE_TIMEOUT.value() if case_timeout is None else case_timeout)
         self._process: subprocess.Popen[bytes] | None = None
         self._send: BinaryIO | None = None
         self._receive = -1
         self._failures_in_a_row = 0
-        info = self._start()
+
+    def _accept(self, info: dict[str, Any]) -> None:
         self.name: str = info["name"]
         self.feature_level: str = info["feature_level"]
         self.validates: bool = info["validates"]
         self.expected_failures: Any = info["expected_failures"]
 
     def _start(self) -> dict[str, Any]:
+        self._spawn()
+        return self._handshake()
+
+    def _spawn(self) -> None:
         from_parent, to_child = os.pipe()  # (read end, write end)
         from_child, to_parent = os.pipe()
         self._process = subprocess.Popen(
@@ -128,6 +154,9 @@ class IsolatedBackend:
         self._send = os.fdopen(to_child, "wb")
         self._receive = from_child
         _LIVE.add(self)
+
+    def _handshake(self) -> dict[str, Any]:
+        """The started process's ready message (its name, level, ...)."""
         try:
             header, _ = self._read(START_TIMEOUT)
         except (_Closed, TimeoutError, OSError, ValueError) as error:

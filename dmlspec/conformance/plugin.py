@@ -25,16 +25,24 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from .suite import Target, catalog
 
+# `ci` does not shrink a failing example: its seed's neighbours are other random cases, not
+# simpler ones, and shrinking ran hundreds of them (15 s for one broken backend's strided test).
 settings.register_profile(
-    "ci", derandomize=True, max_examples=8, deadline=None, suppress_health_check=list(HealthCheck)
+    "ci",
+    derandomize=True,
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
 )
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile(
@@ -44,6 +52,7 @@ settings.register_profile(
 _RESULTS = pytest.StashKey[list[dict[str, Any]]]()
 _EXPECTED = pytest.StashKey[list[dict[str, Any]]]()
 _TARGET = pytest.StashKey[Target]()
+_STARTING = pytest.StashKey[Callable[[], Any]]()  # the backend's process, started early
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -123,6 +132,23 @@ def pytest_configure(config: pytest.Config) -> None:
     _worker_layouts.clear()
     _worker_cases[0] = 0
     config.stash[_EXPECTED] = []
+    _start_backend(config)
+
+
+def _start_backend(config: pytest.Config) -> None:
+    """A session that runs the suites on a `--dml-backend` (each xdist worker of one) starts
+    the backend's process now, while it collects the suites, and waits for it when first
+    needed; not an xdist controller (its workers run the tests), nor a backend the command
+    line opened."""
+    from .isolation import IsolatedBackend
+
+    name = config.getoption("dml_backend")
+    controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(
+        config, "workerinput"
+    )
+    if not name or config.getoption("dml_in_process") or name in _PRELOADED or controller:
+        return
+    config.stash[_STARTING] = IsolatedBackend.starting(name, config.getoption("dml_case_timeout"))
 
 
 def _target(config: pytest.Config) -> Target:
@@ -130,10 +156,15 @@ def _target(config: pytest.Config) -> Target:
         from ..backends import BackendLoadError
 
         try:
-            backend = open_backend(
-                config.getoption("dml_backend"),
-                config.getoption("dml_case_timeout"),
-                config.getoption("dml_in_process"),
+            starting = config.stash.get(_STARTING, None)
+            backend = (
+                starting()
+                if starting is not None
+                else open_backend(
+                    config.getoption("dml_backend"),
+                    config.getoption("dml_case_timeout"),
+                    config.getoption("dml_in_process"),
+                )
             )
         except BackendLoadError as error:
             raise pytest.UsageError(str(error)) from None

@@ -1,0 +1,132 @@
+"""Rules that drawing solves for instead of leaving to chance and rejection.
+
+A desc is drawn value by value and kept when the validator accepts it. Where a rule ties many
+values together (every dimension of a window inside a tensor, items that partition an axis, sizes
+that must be 1), one random draw of each rarely holds; these helpers recognise such rules by
+their shape in the spec's expressions and set the values so that they hold. Nothing here names
+an operator.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..binding import bind_desc
+from ..expr import Absent, ExpressionError, nodes
+from ..expr.evaluate import evaluate
+from ..model import Catalog, OperatorSpec
+
+__all__ = ["ones_where_required", "partition_along_axis", "windows_inside"]
+
+
+def ones_where_required(spec: OperatorSpec, desc: dict[str, Any]) -> None:
+    """Drawn sizes that rules such as all_ones(T.Sizes) or all_ones(T.Sizes[:-2]) require to be
+    1 are set to 1 (NONZERO_COORDINATES' count and leading coordinate dimensions)."""
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        match constraint.expr.tree:
+            case nodes.Call(func="all_ones", args=(argument,)):
+                pass
+            case _:
+                continue
+        stop: int | None = None
+        match argument:
+            case nodes.Member(obj=nodes.Name(id=name), member="Sizes"):
+                pass
+            case nodes.Slice(
+                obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                lower=None,
+                upper=nodes.Unary(op="-", operand=nodes.Literal(value=int() as stop)),
+            ):
+                stop = -stop
+            case nodes.Slice(
+                obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                lower=None,
+                upper=nodes.Literal(value=int() as stop),
+            ):
+                pass
+            case _:
+                continue
+        tensor = desc.get(name)
+        if isinstance(tensor, dict) and isinstance(tensor.get("Sizes"), list):
+            sizes = tensor["Sizes"]
+            end = len(sizes) if stop is None else len(sizes) + stop if stop < 0 else stop
+            tensor["Sizes"] = [1 if i < end else n for i, n in enumerate(sizes)]
+
+
+def partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.Random) -> None:
+    """Tensor arrays whose items must match another tensor except along an axis, where their
+    sizes sum to its size (JOIN's inputs, SPLIT's outputs: `same_sizes_except(Items, Tensor,
+    Axis)` with `sum_along(Items, Axis)`): the items get the other tensor's sizes with a part
+    of the axis each, instead of being left to chance."""
+    for constraint in spec.constraints:
+        for node in nodes.walk(constraint.expr.tree):
+            if not (isinstance(node, nodes.Call) and node.func == "same_sizes_except"):
+                continue
+            items, other, axis = node.args
+            if not (
+                isinstance(items, nodes.Name)
+                and isinstance(other, nodes.Name)
+                and isinstance(axis, nodes.Name)
+                and isinstance(desc.get(items.id), list)
+                and isinstance(desc.get(other.id), dict)
+                and isinstance(desc.get(axis.id), int)
+            ):
+                continue
+            tensors, index = desc[items.id], desc[axis.id]
+            base = list(tensors[0]["Sizes"])
+            if not 0 <= index < len(base):
+                continue
+            parts = [rng.choice((1, 1, 2, 3)) for _ in tensors]
+            for tensor, part in zip(tensors, parts, strict=True):
+                tensor["Sizes"] = [part if d == index else n for d, n in enumerate(base)]
+            desc[other.id]["Sizes"] = [sum(parts) if d == index else n for d, n in enumerate(base)]
+
+
+def windows_inside(
+    catalog: Catalog, spec: OperatorSpec, desc: dict[str, Any], rng: random.Random
+) -> None:
+    """Windows solved for instead of left to chance (SLICE1, SLICE_GRAD): arrays a rule such
+    as `each_at_most(add_each(Offsets, Sizes), T.Sizes)` keeps inside a tensor get, per
+    dimension, a size from 1 to the tensor's and an offset that keeps the window inside; a
+    drawn tensor that a rule such as `each_at_most(T.Sizes, strided_count(Sizes, Strides))`
+    bounds by the elements a window visits is cut to them. One random draw of every dimension
+    rarely held (50 rejected descs per SLICE1 case)."""
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        match constraint.expr.tree:
+            case nodes.Call(
+                func="each_at_most",
+                args=(
+                    nodes.Call(
+                        func="add_each", args=(nodes.Name(id=offsets), nodes.Name(id=sizes))
+                    ),
+                    nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                ),
+            ):
+                bound = desc.get(name, {}).get("Sizes")
+                if not _same_lengths(bound, desc.get(offsets), desc.get(sizes)):
+                    continue
+                for i, size in enumerate(bound):
+                    desc[sizes][i] = rng.randint(1, max(1, size))
+                    desc[offsets][i] = rng.randint(0, max(0, size - desc[sizes][i]))
+            case nodes.Call(
+                func="each_at_most",
+                args=(nodes.Member(obj=nodes.Name(id=name), member="Sizes"), nodes.Call() as count),
+            ):
+                drawn = desc.get(name, {}).get("Sizes")
+                env = bind_desc(catalog.common, spec, {k: v for k, v in desc.items()})
+                try:
+                    limits = evaluate(count, env, constraint.id)
+                except (Absent, ExpressionError, ArithmeticError, TypeError, ValueError):
+                    continue
+                if _same_lengths(drawn, limits):
+                    cut = zip(drawn, limits, strict=True)
+                    desc[name]["Sizes"] = [min(n, max(1, m)) for n, m in cut]
+
+
+def _same_lengths(*values: Any) -> bool:
+    return all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1
