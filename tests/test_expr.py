@@ -265,6 +265,44 @@ def test_fits_agrees_with_its_definition_at_every_bound(source: str) -> None:
         assert FUNCTIONS["fits"].impl(facts, array, name).tolist() == expected, name
 
 
+@pytest.mark.parametrize("data_type", ["INT8", "UINT8", "INT32", "INT64", "UINT64"])
+@pytest.mark.parametrize("operand_type", [np.int8, np.int64, np.uint64, np.float32, np.float64])
+def test_power_fits_matches_exact_integer_powers(data_type: str, operand_type: type) -> None:
+    """power_fits is vectorized; Python's exact integers are the reference it must agree with."""
+    facts = NoFacts()
+    facts.numpy_dtype = lambda t: t.lower()  # type: ignore[method-assign]
+    info = np.iinfo(np.dtype(data_type.lower()))
+    generator = np.random.default_rng(7)
+    pool = [0, 1, -1, 2, -2, 3, 7, -8, 11, 15, 16, 31, 32, 63, 64, 65, 127, 128, 255, 2**31]
+    pool += [2**32, 2**62, 2**63 - 1, -(2**63), 2**63, 2**64 - 1, 0.5, -2.5, np.inf, np.nan]
+    kind = np.dtype(operand_type).kind
+    usable = []
+    for value in pool:
+        if kind != "f" and isinstance(value, float):
+            continue
+        if kind != "f" and not np.iinfo(operand_type).min <= value <= np.iinfo(operand_type).max:
+            continue
+        usable.append(value)
+    bases = np.array(generator.choice(np.array(usable, dtype=object), 400), dtype=operand_type)
+    exponents = np.array(generator.choice(np.array(usable, dtype=object), 400), dtype=operand_type)
+
+    def exact(base: object, exponent: object) -> bool:
+        numbers = (base, exponent)
+        if not all(
+            isinstance(x, int) or (math.isfinite(x) and float(x).is_integer()) for x in numbers
+        ):
+            return False
+        b, e = int(base), int(exponent)  # type: ignore[call-overload]
+        if e < 0:
+            return b == 1 or (b == -1 and (e % 2 == 0 or info.min <= -1))
+        if abs(b) > 1 and e >= 64:
+            return False
+        return bool(info.min <= b**e <= info.max)
+
+    expected = [exact(b, e) for b, e in zip(bases.tolist(), exponents.tolist(), strict=True)]
+    assert FUNCTIONS["power_fits"].impl(facts, bases, exponents, data_type).tolist() == expected
+
+
 def _written_once(targets: list[tuple[int, ...]]) -> list[bool]:
     return [targets.count(target) == 1 for target in targets]
 

@@ -561,47 +561,63 @@ def env_value(node: nodes.Node, env: Any) -> Any:
 def _edge_values(dtype: np.dtype[Any], count: int, rng: random.Random) -> np.ndarray:
     """A mixture: the type's edge values and functions' singular points (zeros of both signs,
     subnormals, the extremes, infinities, NaN, +-1, halves), small values (the domain of
-    acos, exponents, shift amounts) and values spread over a wide range."""
+    acos, exponents, shift amounts) and values spread over a wide range. Drawn by a NumPy
+    generator seeded from `rng`, so a case stays reproducible from its seed."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    roll = generator.random(count)
     if dtype.kind == "f":
         info = np.finfo(dtype)
-        edges = [
-            0.0,
-            -0.0,
-            1.0,
-            -1.0,
-            0.5,
-            -2.5,
-            2.0,
-            float(info.max),
-            float(-info.max),
-            float(info.tiny),
-            float(info.smallest_subnormal),
-            -float(info.smallest_subnormal),
-            np.inf,
-            -np.inf,
-            np.nan,
-            0.1,
-            3.5,
-        ]
-
-        def value() -> float:
-            roll = rng.random()
-            if roll < 0.3:
-                return rng.choice(edges)
-            return rng.uniform(-2, 2) if roll < 0.65 else rng.uniform(-100, 100)
-
-        return np.array([value() for _ in range(count)], dtype=np.float64).astype(dtype)
+        edges = np.array(
+            [
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                0.5,
+                -2.5,
+                2.0,
+                float(info.max),
+                float(-info.max),
+                float(info.tiny),
+                float(info.smallest_subnormal),
+                -float(info.smallest_subnormal),
+                np.inf,
+                -np.inf,
+                np.nan,
+                0.1,
+                3.5,
+            ]
+        )
+        values = np.where(
+            roll < 0.3,
+            edges[generator.integers(len(edges), size=count)],
+            np.where(
+                roll < 0.65, generator.uniform(-2, 2, count), generator.uniform(-100, 100, count)
+            ),
+        )
+        return values.astype(dtype)
     limits = np.iinfo(dtype)
     low, high = int(limits.min), int(limits.max)
-    extremes = [low, high, 0, 1, -1 if low < 0 else 2, high // 2 + 1]
+    extremes = np.array([low, high, 0, 1, -1 if low < 0 else 2, high // 2 + 1], dtype=dtype)
+    small = generator.integers(max(low, -10), 10, size=count, dtype=dtype, endpoint=True)
+    wide = generator.integers(low, high, size=count, dtype=dtype, endpoint=True)
+    picked = extremes[generator.integers(len(extremes), size=count)]
+    return np.where(roll < 0.3, picked, np.where(roll < 0.65, small, wide)).astype(dtype)
 
-    def integer() -> int:
-        roll = rng.random()
-        if roll < 0.3:
-            return rng.choice(extremes)
-        return rng.randint(max(low, -10), 10) if roll < 0.65 else rng.randint(low, high)
 
-    return np.array([integer() for _ in range(count)], dtype=object).astype(dtype)
+def _bounded_indices(
+    dtype: np.dtype[Any], shape: tuple[int, ...], bound: Any, rng: random.Random
+) -> np.ndarray:
+    """Indices in [-B, B) for a signed type (negative ones count from the end), [0, B) for an
+    unsigned one; B is one bound, or one per position of the last axis."""
+    count = int(np.prod(shape)) if shape else 1
+    if isinstance(bound, list):
+        limits = np.resize(np.array(bound, dtype=np.int64), count)
+    else:
+        limits = np.full(count, int(bound), dtype=np.int64)
+    lows = -limits if dtype.kind == "i" else np.zeros_like(limits)
+    generator = np.random.default_rng(rng.getrandbits(64))
+    return generator.integers(lows, limits, size=count).astype(dtype).reshape(shape)
 
 
 def draw_inputs(
@@ -637,16 +653,7 @@ def draw_inputs(
             shape = tuple(tensor["Sizes"])
             count = int(np.prod(shape)) if shape else 1
             if field.name in bounds:
-                bound = bounds[field.name]
-                per_axis = (
-                    bound if isinstance(bound, list) else [bound] * (shape[-1] if shape else 1)
-                )
-                flat = []
-                for i in range(count):
-                    limit = per_axis[i % len(per_axis)] if isinstance(bound, list) else bound
-                    low = -limit if dtype.kind == "i" else 0
-                    flat.append(rng.randint(low, limit - 1))
-                inputs[field.name] = np.array(flat, dtype=object).astype(dtype).reshape(shape)
+                inputs[field.name] = _bounded_indices(dtype, shape, bounds[field.name], rng)
             else:
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
         if not unique_targets or check_requires(operator, inputs).satisfied:

@@ -456,29 +456,51 @@ def _fits(facts: Facts, values: np.ndarray, data_type: str) -> np.ndarray:
     return np.array(flat, dtype=bool).reshape(array.shape)
 
 
+def _integral(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(is an integer, as float64, is odd) per element, without converting to Python numbers;
+    the float64 copy is exact below 2^53 and close enough above to compare magnitudes."""
+    if values.dtype.kind in "iub":
+        odd = (values % 2 != 0) if values.dtype.kind != "b" else values.astype(bool)
+        return np.ones(values.shape, dtype=bool), values.astype(np.float64), odd
+    wide = values.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(wide) & (np.trunc(wide) == wide)
+        odd = whole & (np.fmod(wide, 2) != 0)
+    return whole, wide, odd
+
+
 def _power_fits(
     facts: Facts, bases: np.ndarray, exponents: np.ndarray, data_type: str
 ) -> np.ndarray:
     """Per element: base ** exponent is an integer within integer type `data_type` (always true
     for a float type)."""
-    base, exponent = np.broadcast_arrays(_exact(bases), _exact(exponents))
+    base, exponent = np.broadcast_arrays(np.asarray(bases), np.asarray(exponents))
     if _data_type_kind(facts, data_type) == "f":
         return np.ones(base.shape, dtype=bool)
     info = np.iinfo(np.dtype(facts.numpy_dtype(data_type) or ""))
-
-    def fits(b: int | float, e: int | float) -> bool:
-        if not all(isinstance(x, int) or (math.isfinite(x) and x.is_integer()) for x in (b, e)):
-            return False
-        b, e = int(b), int(e)
-        if e < 0:  # an integer only for a base of 1 or -1
-            return b in (1, -1)
-        if abs(b) > 1 and e >= 64:  # beyond every integer type; skip the big power
-            return False
-        return bool(info.min <= b**e <= info.max)
-
-    pairs = zip(base.reshape(-1).tolist(), exponent.reshape(-1).tolist(), strict=True)
-    flat = [fits(b, e) for b, e in pairs]
-    return np.array(flat, dtype=bool).reshape(base.shape)
+    base_whole, b, _ = _integral(base)
+    exponent_whole, e, e_odd = _integral(exponent)
+    fits = np.zeros(base.shape, dtype=bool)
+    whole = base_whole & exponent_whole
+    # 0, 1 and -1 raised to an integer: 1, 0 (e >= 1), 1 or -1 (by the exponent's parity).
+    fits |= whole & (e == 0)
+    fits |= whole & (b == 0) & (e >= 1)
+    fits |= whole & (b == 1)
+    fits |= whole & (b == -1) & (~e_odd | (info.min <= -1))
+    # |base| >= 2: a negative exponent gives a fraction, and |base| ** e > 2^65 fits no type;
+    # what is left is computed exactly.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        magnitude_bits = e * np.log2(np.abs(b))
+    near = whole & (np.abs(b) >= 2) & (e >= 1) & (e < 64) & (magnitude_bits <= 65)
+    where = np.flatnonzero(near)
+    if where.size:
+        exact_bases = base.reshape(-1)[where].tolist()
+        exact_exponents = exponent.reshape(-1)[where].tolist()
+        fits.reshape(-1)[where] = [
+            info.min <= int(x) ** int(y) <= info.max
+            for x, y in zip(exact_bases, exact_exponents, strict=True)
+        ]
+    return fits
 
 
 def _same_parity(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
