@@ -558,7 +558,8 @@ class ComparisonRule:
     ulp_scale: Expression | None = None  # None: the ULP of each expected element itself
     note: str | None = None
     data_types: tuple[str, ...] = ()  # only these data types of the kinds (empty: all)
-    abs_tolerance: float | None = None  # also accept |actual - expected| <= this
+    # also accept |actual - expected| <= this: a number, or an expression of the desc
+    abs_tolerance: float | Expression | None = None
     source: str | None = None  # where the bound comes from
     when: Expression | None = None  # applies only to descs where this holds
     terms: Expression | None = None  # terms accumulated into each element (an upper bound)
@@ -582,6 +583,12 @@ class ComparisonRule:
             )
         return bool(self.when.evaluate(env))
 
+    def absolute_tolerance(self, env: Environment) -> float | None:
+        """The absolute distance also accepted for the desc `env` binds (None: none)."""
+        if isinstance(self.abs_tolerance, Expression):
+            return float(self.abs_tolerance.evaluate(env))  # type: ignore[arg-type]
+        return self.abs_tolerance
+
     def to_json(self) -> Json:
         data: Json = {
             "tensor": self.tensor,
@@ -591,7 +598,12 @@ class ComparisonRule:
         _put(data, "when", None if self.when is None else self.when.source)
         _put(data, "data_types", self.data_types)
         _put(data, "max_ulps", self.max_ulps)
-        _put(data, "abs_tolerance", self.abs_tolerance)
+        tolerance = self.abs_tolerance
+        _put(
+            data,
+            "abs_tolerance",
+            tolerance.source if isinstance(tolerance, Expression) else tolerance,
+        )
         _put(data, "reference", None if self.reference is None else self.reference.source)
         _put(data, "ulp_scale", None if self.ulp_scale is None else self.ulp_scale.source)
         _put(data, "terms", None if self.terms is None else self.terms.source)

@@ -118,3 +118,36 @@ def test_onnxruntime_passes_the_family_but_for_its_listed_divergences(tmp_path: 
     results = json.loads((tmp_path / "results.json").read_text())
     xfailed = [t for t in results["tests"] if t["outcome"] == "xfailed"]
     assert xfailed and not [t for t in results["tests"] if t["outcome"] == "xpassed"]
+
+
+def test_an_intermediate_flushed_to_zero_is_within_an_expression_tolerance() -> None:
+    """PARAMETRIC_SOFTPLUS: exp(-87.7) is subnormal in FLOAT32, a backend may flush it (XLA on
+    CPU does) and Alpha -1.5 scales the lost ln(1 + exp) to a normal -1.2e-38. The spec's
+    abs_tolerance, an expression of Alpha, accepts that and nothing twice as far."""
+    from dmlspec.conformance.cases import Case
+    from dmlspec.conformance.check import CaseFailure, run_case
+
+    catalog = load_catalog()
+    spec = catalog.operator("ACTIVATION_PARAMETRIC_SOFTPLUS")
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 2]}
+    operator = {
+        "type": "DML_OPERATOR_ACTIVATION_PARAMETRIC_SOFTPLUS",
+        "desc": {"InputTensor": tensor, "OutputTensor": tensor, "Alpha": -1.5, "Beta": 1.0},
+    }
+    inputs = {"InputTensor": np.array([[[[-87.71668, 0.5]]]], dtype=np.float32)}
+    case = Case(operator, inputs, "6_4", 0)
+    expected = ops.run(operator, inputs)["OutputTensor"]
+
+    class Returns:
+        def __init__(self, first: float) -> None:
+            self.first = first
+
+        def run(self, operator: object, given: object) -> dict[str, np.ndarray]:
+            output = expected.copy()
+            output[0, 0, 0, 0] = self.first
+            return {"OutputTensor": output}
+
+    run_case(catalog, spec, Returns(-0.0), case)  # the flushed intermediate
+    run_case(catalog, spec, Returns(-1.2056468e-38), case)  # computed without flushing
+    with pytest.raises(CaseFailure, match="differs from the reference"):
+        run_case(catalog, spec, Returns(-3.6e-38), case)  # 2 * |Alpha| * 2^-126 away

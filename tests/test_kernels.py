@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 from dmlspec import InvalidOperator, Unsupported, load_catalog, ops, reference
 from dmlspec.backends import JaxBackend, NumpyBackend, load_backend
+from dmlspec.binding import bind_desc
 from dmlspec.compare import exact_mismatches, ulp_mismatches
 from dmlspec.kernels.runtime import trace_count
 from dmlspec.model import ExampleTensor, OperatorSpec
@@ -94,7 +95,12 @@ def test_documented_examples_give_the_documented_output(name: str, example_id: s
         if rule.rule == "ulp" and rule.ulp_scale is None and rule.max_ulps is not None:
             # a computed example (a corrected form's float results): within the spec's bound
             found = ulp_mismatches(
-                documented, output, documented, rule.max_ulps, None, rule.abs_tolerance
+                documented,
+                output,
+                documented,
+                rule.max_ulps,
+                None,
+                rule.absolute_tolerance(bind_desc(CATALOG.common, spec, operator["desc"])),
             )
             assert not found, [str(m) for m in found]
         else:

@@ -96,7 +96,7 @@ def spec_tolerance(
         return None
     if rule.ulp_scale is not None:  # none of the benchmark's operators has one
         raise ValueError(f"{spec.name}: a comparison rule with ulp_scale is not supported here")
-    absolute: float | np.ndarray | None = rule.abs_tolerance
+    absolute: float | np.ndarray | None = rule.absolute_tolerance(env)
     text = f"{spec.name} {field} {data_type}: {rule.max_ulps} ULPs"
     if rule.terms is not None:
         case = Case(operator, inputs, catalog.common.highest_feature_level.name, 0)

@@ -241,7 +241,7 @@ def _compare(
     if rule.terms is not None:
         return _accumulated(catalog, spec, case, name, rule, env, want, got, defined)
     if rule.ulp_scale is None:  # the ULP of each expected element
-        return ulp_mismatches(want, got, want, rule.max_ulps, defined, rule.abs_tolerance)
+        return ulp_mismatches(want, got, want, rule.max_ulps, defined, rule.absolute_tolerance(env))
     env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
     # The larger of the expected value and the rule's magnitude: a formula whose terms are
     # larger than its result (cancellation) is allowed their rounding.
@@ -250,7 +250,7 @@ def _compare(
         np.broadcast_to(np.asarray(rule.ulp_scale.evaluate(env), dtype=np.float64), (want.size,)),
     )
     return ulp_mismatches(
-        want, got, scale.reshape(want.shape), rule.max_ulps, defined, rule.abs_tolerance
+        want, got, scale.reshape(want.shape), rule.max_ulps, defined, rule.absolute_tolerance(env)
     )
 
 
@@ -308,5 +308,5 @@ def _accumulated(
         want,
         rule.max_ulps,
         defined & ~order_decides,
-        tolerance + (rule.abs_tolerance or 0.0),
+        tolerance + (rule.absolute_tolerance(env) or 0.0),
     )

@@ -499,6 +499,11 @@ class OperatorBuilder(Builder):
             if "terms" in rule
             else None
         )
+        abs_tolerance = rule.get("abs_tolerance")
+        if isinstance(abs_tolerance, str):
+            abs_tolerance = self.compile_typed(
+                abs_tolerance, desc_scope, NUMBER, [*at, "abs_tolerance"]
+            )
         return m.ComparisonRule(
             tensor=rule["tensor"],
             data_type_kinds=tuple(rule["data_type_kinds"]),
@@ -508,7 +513,7 @@ class OperatorBuilder(Builder):
             ulp_scale=per_element.get("ulp_scale"),
             note=rule.get("note"),
             data_types=tuple(rule.get("data_types", ())),
-            abs_tolerance=rule.get("abs_tolerance"),
+            abs_tolerance=abs_tolerance,
             source=rule.get("source"),
             when=when,
             terms=terms,

@@ -154,14 +154,15 @@ def _rule(catalog: Catalog, spec: OperatorSpec, case: Case, output: str, data_ty
     return spec.checked_semantics.comparison_for(output, kind, short, env), env
 
 
-def _rule_entry(rule: Any) -> dict[str, Any]:
+def _rule_entry(rule: Any, env: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"rule": rule.rule}
     if rule.rule == "ulp":
         entry.update(
             max_ulps=rule.max_ulps, ulp_scale=rule.ulp_scale.source if rule.ulp_scale else None
         )
-        if rule.abs_tolerance is not None:
-            entry["abs_tolerance"] = rule.abs_tolerance
+        tolerance = rule.absolute_tolerance(env)  # this case's desc: a number
+        if tolerance is not None:
+            entry["abs_tolerance"] = tolerance
     return entry
 
 
@@ -314,7 +315,7 @@ def export(
             tensor = _tensor(case.operator["desc"], field, index)
             undefined = requires.undefined.get(name)
             rule, env = _rule(catalog, spec, case, field, tensor["DataType"])
-            output_entry = {"expected": f"expected_{stem}.npy", **_rule_entry(rule)}
+            output_entry = {"expected": f"expected_{stem}.npy", **_rule_entry(rule, env)}
             if rule.terms is not None and rule.max_ulps is not None:
                 # The accumulated-rounding bound, per element; where it reaches past the type's
                 # range the order of accumulation decides overflow: undefined.
