@@ -335,13 +335,30 @@ def _clip_grad(union: bool) -> Entry:
             low, high = d["Min"], d["Max"]
         outside = g.op(
             "Or",
-            g.compare("LessOrEqual", x, _bound(g, low, x)),
-            g.compare("GreaterOrEqual", x, _bound(g, high, x)),
+            g.compare(_strict_past_range("LessOrEqual", g, low, x), x, _bound(g, low, x)),
+            g.compare(_strict_past_range("GreaterOrEqual", g, high, x), x, _bound(g, high, x)),
             dtype=np.bool_,
         )
         return g.where(outside, g.scalar(0, gradient), gradient)
 
     return Entry(("InputTensor", "InputGradientTensor"), build)
+
+
+def _strict_past_range(comparison: str, g: Graph, number: Any, like: str) -> str:
+    """The comparison to make against the bound _bound saturates to `like`'s integer range:
+    x <= a bound below the range never holds (x < lowest), x >= a bound above it never holds
+    (x > highest); the saturated bound with <= or >= would hold at the range's end (UINT64's
+    x <= -2, saturated to x <= 0, held at 0)."""
+    dtype = g.dtype(like)
+    value = number if isinstance(number, int) else float(number)  # exact: a UINT64 member
+    if dtype.kind not in "iu" or (isinstance(value, float) and math.isnan(value)):
+        return comparison
+    info = np.iinfo(dtype)
+    if comparison == "LessOrEqual" and value < info.min:
+        return "Less"
+    if comparison == "GreaterOrEqual" and value > info.max:
+        return "Greater"
+    return comparison
 
 
 def _outward(number: Any, rounding: Callable[[float], int]) -> Any:

@@ -737,6 +737,36 @@ def test_clip_threshold_and_gradients() -> None:
         [0, 0, 30, 0, 0],
         u64,
     )
+    # A bound past an unsigned type's range: x <= -2 never holds, so 0 lies inside (-1.5, 2);
+    # saturated to x <= 0 it held at 0. And UINT64's largest bound is compared exactly.
+    for data_type in ("UINT32", "UINT64"):
+        dtype = dtype_of(data_type)
+        unsigned = {"OutputGradientTensor": tensor(data_type, [5]), "Min": -1.5, "Max": 2.0}
+        exact(
+            run(
+                "ELEMENT_WISE_CLIP_GRAD",
+                unsigned,
+                InputTensor=np.array([0, 1, 2, 3, 0], dtype),
+                InputGradientTensor=gradient.astype(dtype),
+            ),
+            [10, 20, 0, 0, 50],
+            dtype,
+        )
+    widest = {
+        **grad1,
+        "Min": {"UInt64": 2**63},
+        "Max": {"UInt64": 2**64 - 1},
+    }
+    exact(
+        run(
+            "ELEMENT_WISE_CLIP_GRAD1",
+            widest,
+            InputTensor=np.array([2**63, 2**63 + 1, 2**64 - 2, 2**64 - 1, 0], u64),
+            InputGradientTensor=gradient.astype(u64),
+        ),
+        [0, 20, 30, 0, 0],
+        u64,
+    )
     relu_grad = {"OutputGradientTensor": tensor("INT16", [5])}
     exact(
         run(
