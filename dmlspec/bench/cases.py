@@ -34,7 +34,7 @@ from .element_wise_cases import (
     softmax_case,
 )
 from .families import Scale
-from .peers import onnxruntime_session, optional
+from .peers import onnxruntime_peers, optional
 from .reduction_cases import argmax_case, reduce_sum_case
 from .timing import Variant
 from .variants import IN_PLACE, NEW, BenchCase, Buffer, device, first, from_tensor, ready
@@ -138,14 +138,14 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
             lambda _: kept,
         ),
     ]
-    session = onnxruntime_session(
+    variants += onnxruntime_peers(
         ("ScatterND", ["data", "indices", "updates"], {}),
         {"data": data, "indices": indices, "updates": updates},
         data.shape,
         dtype,
+        new,
+        first,
     )
-    if session is not None:
-        variants.append(Variant("onnxruntime ScatterND", "onnxruntime", NEW, session, new, first))
     torch = optional("torch")
     if torch is not None:
         t_data, t_rows, t_updates = (torch.from_numpy(a) for a in (data, rows_index, updates))
@@ -221,14 +221,14 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
         ),
     ]
     expected = np.take(data, rows_index, axis=0)
-    session = onnxruntime_session(
+    variants += onnxruntime_peers(
         ("GatherND", ["data", "indices"], {}),
         {"data": data, "indices": indices},
         (count, width),
         dtype,
+        moved,
+        first,
     )
-    if session is not None:
-        variants.append(Variant("onnxruntime GatherND", "onnxruntime", NEW, session, moved, first))
     torch = optional("torch")
     if torch is not None:
         t_data, t_rows = torch.from_numpy(data), torch.from_numpy(rows_index)
@@ -317,16 +317,14 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
             lambda _: kept,
         ),
     ]
-    session = onnxruntime_session(
+    variants += onnxruntime_peers(
         ("ScatterElements", ["data", "indices", "updates"], {"axis": 0}),
         {"data": data, "indices": indices, "updates": updates},
         data.shape,
         dtype,
+        new,
+        first,
     )
-    if session is not None:
-        variants.append(
-            Variant("onnxruntime ScatterElements", "onnxruntime", NEW, session, new, first)
-        )
     torch = optional("torch")
     if torch is not None:
         t_data, t_index, t_updates = (torch.from_numpy(a) for a in (data, indices, updates))
@@ -396,14 +394,14 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
         ),
     ]
     limits = {n: np.array(v, dtype) for n, v in (("start", start), ("limit", stop))}
-    session = onnxruntime_session(
+    variants += onnxruntime_peers(
         ("Range", ["start", "limit", "delta"], {}),
         {**limits, "delta": np.array(delta, dtype)},
         (count,),
         dtype,
+        moved,
+        first,
     )
-    if session is not None:
-        variants.append(Variant("onnxruntime Range", "onnxruntime", NEW, session, moved, first))
     torch = optional("torch")
     if torch is not None:
         t_type = getattr(torch, dtype)

@@ -29,7 +29,7 @@ from ..conformance.cases import Case
 from ..conformance.check import accumulation_tolerance
 from ..loading import load_catalog
 from ..model import Catalog
-from .peers import OnnxNode, onnxruntime_session, optional
+from .peers import OnnxNode, onnxruntime_peers, optional
 from .timing import Tolerance, Variant
 from .variants import IN_PLACE, NEW, Buffer, device, first, from_tensor, ready
 
@@ -223,16 +223,15 @@ def onnxruntime_variants(
 ) -> list[Variant]:
     """A one-node onnxruntime model (none when onnxruntime is not installed). `output_dtype`:
     ONNX's output type where it differs from DirectML's (Greater's bool)."""
-    session = onnxruntime_session(
+    return onnxruntime_peers(
         node,
         {**inputs, **(constants or {})},
         expected.shape,
         output_dtype or expected.dtype.name,
+        moved,
+        fetch,
         constants,
     )
-    if session is None:
-        return []
-    return [Variant(f"onnxruntime {node[0]}", "onnxruntime", NEW, session, moved, fetch)]
 
 
 TorchCalls = tuple[Callable[[], Any], Callable[[], Any] | None]

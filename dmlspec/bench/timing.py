@@ -46,6 +46,9 @@ class Variant:
     fetch: Callable[[Any], Any] | None = np.asarray
     # The compiled HLO text of what `run` calls (dmlspec's kernels): evidence for a miss.
     compiled: Callable[[], str] | None = None
+    # Timed in rounds of its own after the interleaved ones: a peer whose idle threads spin
+    # after a call (onnxruntime's default) would otherwise slow whichever variant runs next.
+    alone: bool = False
 
     @property
     def label(self) -> str:
@@ -117,7 +120,8 @@ def time_variants(
 ) -> list[Timing]:
     """Median-ready timings: first calls (checked against `expected`: bitwise, or within
     `tolerance`), `warmup` untimed rounds, then `rounds` timed ones, each round running every
-    variant `calls_per_round` times in a row."""
+    variant `calls_per_round` times in a row; `alone` variants get warm-up and rounds of their
+    own afterwards."""
     timings = [Timing(v) for v in variants]
     for timing in timings:
         start = time.perf_counter()
@@ -125,21 +129,28 @@ def time_variants(
         timing.first_call = time.perf_counter() - start
         if expected is not None and timing.variant.fetch is not None:
             timing.correct = matches(timing.variant.fetch(returned), expected, tolerance)
-    for _ in range(warmup):
-        for timing in timings:
-            timing.variant.run()
-    for _ in range(rounds):
-        for timing in timings:
-            run = timing.variant.run
-            faults = minor_faults()
-            start = time.perf_counter()
-            for _ in range(calls_per_round):
-                run()
-            elapsed = time.perf_counter() - start
-            timing.faults += minor_faults() - faults
-            timing.calls += calls_per_round
-            timing.seconds.append(elapsed / calls_per_round)
+    together = [t for t in timings if not t.variant.alone]
+    blocks = [together] + [[t] for t in timings if t.variant.alone]
+    for block in blocks:
+        for _ in range(warmup):
+            for timing in block:
+                timing.variant.run()
+        for _ in range(rounds):
+            for timing in block:
+                _time_round(timing, calls_per_round)
     return timings
+
+
+def _time_round(timing: Timing, calls: int) -> None:
+    run = timing.variant.run
+    faults = minor_faults()
+    start = time.perf_counter()
+    for _ in range(calls):
+        run()
+    elapsed = time.perf_counter() - start
+    timing.faults += minor_faults() - faults
+    timing.calls += calls
+    timing.seconds.append(elapsed / calls)
 
 
 def copy_bandwidth(size: int, rounds: int) -> tuple[float, list[float]]:
