@@ -331,3 +331,32 @@ def test_a_named_peer_is_its_fastest_configuration() -> None:
     }
     result = next(r for r in check_targets(timings, 20.0, 1e-6) if r["target"] == target.text)
     assert result["met"] is False and spinning in result["measured"]
+
+
+@pytest.mark.parametrize(
+    ("cold", "cache", "expected"),
+    [(False, None, None), (False, "/users/cache", "/users/cache"), (True, None, "scratch")],
+)
+def test_the_suite_timing_uses_the_users_compilation_cache_when_warm(
+    monkeypatch: pytest.MonkeyPatch, cold: bool, cache: str | None, expected: str | None
+) -> None:
+    """The benchmark turns JAX's persistent cache off for its kernel timings; the suite's warm
+    run must not inherit that (it measured a run without any cache as 'warm')."""
+    from dmlspec.bench import suite
+
+    seen: dict[str, object] = {}
+
+    def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+        seen["command"] = command
+        seen["cache"] = options["env"].get("DMLSPEC_JAX_CACHE")  # type: ignore[attr-defined]
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setenv("DMLSPEC_JAX_CACHE", "off")
+    monkeypatch.setattr(suite.subprocess, "run", run)
+    result = suite.suite_throughput(cold=cold, workers="2", cache=cache)
+    assert result["error"] == "no results.json"
+    assert seen["command"][-4:-2] == ["--workers", "2"]  # type: ignore[index]
+    if expected == "scratch":
+        assert str(seen["cache"]).endswith("jax-cache")
+    else:
+        assert seen["cache"] == expected

@@ -21,10 +21,13 @@ def suite_throughput(
     ops: list[str] | None = None,
     cold: bool = False,
     workers: str | None = None,
+    cache: str | None = None,
 ) -> dict[str, Any]:
     """Wall time and cases per second of `dmlspec conformance --backend B --profile P`
     (`--workers N` when given: issue 15's target is 100 cases/s on 2 cores, `workers="2"`).
-    `cold` runs it with an empty JAX compilation cache (a first run on a new machine)."""
+    `cold` runs it with an empty JAX compilation cache (a first run on a new machine); else
+    with `cache` as $DMLSPEC_JAX_CACHE (None: dmlspec's default folder), whatever this
+    process set (the benchmark turns the cache off for its kernel timings)."""
     with tempfile.TemporaryDirectory(prefix="dmlspec-bench-") as scratch:
         report = Path(scratch) / "report"
         command = [sys.executable, "-m", "dmlspec", "conformance", "--backend", backend]
@@ -38,6 +41,10 @@ def suite_throughput(
         environment = dict(os.environ)
         if cold:
             environment["DMLSPEC_JAX_CACHE"] = str(Path(scratch) / "jax-cache")
+        elif cache is None:
+            environment.pop("DMLSPEC_JAX_CACHE", None)
+        else:
+            environment["DMLSPEC_JAX_CACHE"] = cache
         start = time.perf_counter()
         finished = subprocess.run(
             command, capture_output=True, text=True, env=environment, check=False
