@@ -335,8 +335,8 @@ def _clip_grad(union: bool) -> Entry:
             low, high = d["Min"], d["Max"]
         outside = g.op(
             "Or",
-            g.compare(_strict_past_range("LessOrEqual", g, low, x), x, _bound(g, low, x)),
-            g.compare(_strict_past_range("GreaterOrEqual", g, high, x), x, _bound(g, high, x)),
+            _compare_with_bound(g, "LessOrEqual", x, low),
+            _compare_with_bound(g, "GreaterOrEqual", x, high),
             dtype=np.bool_,
         )
         return g.where(outside, g.scalar(0, gradient), gradient)
@@ -344,21 +344,20 @@ def _clip_grad(union: bool) -> Entry:
     return Entry(("InputTensor", "InputGradientTensor"), build)
 
 
-def _strict_past_range(comparison: str, g: Graph, number: Any, like: str) -> str:
-    """The comparison to make against the bound _bound saturates to `like`'s integer range:
-    x <= a bound below the range never holds (x < lowest), x >= a bound above it never holds
-    (x > highest); the saturated bound with <= or >= would hold at the range's end (UINT64's
-    x <= -2, saturated to x <= 0, held at 0)."""
-    dtype = g.dtype(like)
+def _compare_with_bound(g: Graph, comparison: str, x: str, number: Any) -> str:
+    """x <= number or x >= number, the bound as `_bound` holds it in x's type. A bound past an
+    integer type's range is compared strictly with the end it saturates to: x <= (a bound
+    below the range) never holds, so x < lowest; x >= (one above it) never holds, so
+    x > highest (UINT64's x <= -2, saturated to x <= 0, held at 0)."""
+    dtype = g.dtype(x)
     value = number if isinstance(number, int) else float(number)  # exact: a UINT64 member
-    if dtype.kind not in "iu" or (isinstance(value, float) and math.isnan(value)):
-        return comparison
-    info = np.iinfo(dtype)
-    if comparison == "LessOrEqual" and value < info.min:
-        return "Less"
-    if comparison == "GreaterOrEqual" and value > info.max:
-        return "Greater"
-    return comparison
+    if dtype.kind in "iu" and not (isinstance(value, float) and math.isnan(value)):
+        info = np.iinfo(dtype)
+        if comparison == "LessOrEqual" and value < info.min:
+            comparison = "Less"
+        elif comparison == "GreaterOrEqual" and value > info.max:
+            comparison = "Greater"
+    return g.compare(comparison, x, _bound(g, number, x))
 
 
 def _outward(number: Any, rounding: Callable[[float], int]) -> Any:

@@ -727,18 +727,24 @@ def test_clip_threshold_and_gradients() -> None:
         "Max": {"UInt64": 2},
     }
     u64 = np.uint64
-    exact(
-        run(
-            "ELEMENT_WISE_CLIP_GRAD1",
-            grad1,
-            InputTensor=np.array([0, 0, 1, 2, 3], u64),
-            InputGradientTensor=gradient.astype(u64),
-        ),
-        [0, 0, 30, 0, 0],
-        u64,
-    )
+    # The second: UINT64's largest bound is compared exactly.
+    for low, high, x_values, expected in (
+        (0, 2, [0, 0, 1, 2, 3], [0, 0, 30, 0, 0]),
+        (2**63, 2**64 - 1, [2**63, 2**63 + 1, 2**64 - 2, 2**64 - 1, 0], [0, 20, 30, 0, 0]),
+    ):
+        bounds = {"Min": {"UInt64": low}, "Max": {"UInt64": high}}
+        exact(
+            run(
+                "ELEMENT_WISE_CLIP_GRAD1",
+                {**grad1, **bounds},
+                InputTensor=np.array(x_values, u64),
+                InputGradientTensor=gradient.astype(u64),
+            ),
+            expected,
+            u64,
+        )
     # A bound past an unsigned type's range: x <= -2 never holds, so 0 lies inside (-1.5, 2);
-    # saturated to x <= 0 it held at 0. And UINT64's largest bound is compared exactly.
+    # saturated to x <= 0 it held at 0.
     for data_type in ("UINT32", "UINT64"):
         dtype = dtype_of(data_type)
         unsigned = {"OutputGradientTensor": tensor(data_type, [5]), "Min": -1.5, "Max": 2.0}
@@ -752,21 +758,6 @@ def test_clip_threshold_and_gradients() -> None:
             [10, 20, 0, 0, 50],
             dtype,
         )
-    widest = {
-        **grad1,
-        "Min": {"UInt64": 2**63},
-        "Max": {"UInt64": 2**64 - 1},
-    }
-    exact(
-        run(
-            "ELEMENT_WISE_CLIP_GRAD1",
-            widest,
-            InputTensor=np.array([2**63, 2**63 + 1, 2**64 - 2, 2**64 - 1, 0], u64),
-            InputGradientTensor=gradient.astype(u64),
-        ),
-        [0, 20, 30, 0, 0],
-        u64,
-    )
     relu_grad = {"OutputGradientTensor": tensor("INT16", [5])}
     exact(
         run(

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .timing import Variant
+from .variants import NEW
 
 __all__ = ["OnnxNode", "onnxruntime_peers", "onnxruntime_session", "optional", "versions"]
 
@@ -111,7 +112,5 @@ def onnxruntime_peers(
         if session is None:
             return []
         name = f"onnxruntime {node[0]}" + (", spinning, alone" if spinning else "")
-        variants.append(
-            Variant(name, "onnxruntime", "new output", session, moved, fetch, alone=spinning)
-        )
+        variants.append(Variant(name, "onnxruntime", NEW, session, moved, fetch, alone=spinning))
     return variants
