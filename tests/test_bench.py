@@ -26,6 +26,7 @@ from dmlspec.bench.families import (
 from dmlspec.bench.hlo import summarize
 from dmlspec.bench.targets import BEST_NEW_PEER, BEST_PEER, TARGETS, check_targets
 from dmlspec.bench.timing import Timing, Variant, matches, time_variants
+from dmlspec.bench.variants import TRIVIAL, TRIVIAL_NUMPY_IN
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -245,12 +246,29 @@ def test_a_small_miss_names_a_slow_compiled_program() -> None:
         _timing("jax", "dmlspec", "new output", 33e-6),
         _timing("jax.jit(ops.f)", KERNEL_JIT, "new output", 28e-6),
         _timing("jax.jit(f)", PLAIN_XLA, "new output", 28e-6),
-        _timing("trivial jitted call (x + 1)", "jax", "new output", 4e-6),
+        _timing(TRIVIAL, "jax", "new output", 4e-6),
     ]
     results = check_targets({"softmax_small": case}, 20.0, 1e-6)
     missed = next(r for r in results if r["met"] is False)
     assert "the compiled program alone is 7.0x the trivial jitted call" in missed["evidence"][-1]
     assert "XLA's CPU code" in missed["evidence"][-1]
+
+
+def test_small_calls_compare_with_the_trivial_call_on_the_same_kind_of_input() -> None:
+    # NumPy in: the trivial call given a NumPy array (any jitted call imports it first); the
+    # ratio to the trivial call on a device array is printed beside it. Device arrays: that one.
+    case = [
+        _timing("numpy in", "dmlspec", "new output", 9e-6),
+        _timing("jax", "dmlspec", "new output", 9e-6),
+        _timing(TRIVIAL, "jax", "new output", 4e-6),
+        _timing(TRIVIAL_NUMPY_IN, "jax", "new output", 5e-6),
+    ]
+    results = {r["target"]: r for r in check_targets({"exp_small": case}, 20.0, 1e-6)}
+    numpy_in = results[f"exp_small: numpy in <= 2x {TRIVIAL_NUMPY_IN}"]
+    assert numpy_in["met"] is True and numpy_in["value"] == pytest.approx(1.8)
+    assert "2.25x the trivial call on a device array" in numpy_in["measured"]
+    on_device = results[f"exp_small: jax <= 2x {TRIVIAL}"]
+    assert on_device["met"] is False and on_device["value"] == pytest.approx(2.25)
 
 
 def test_a_variant_with_a_wrong_output_is_flagged() -> None:

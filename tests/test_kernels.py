@@ -217,6 +217,46 @@ def test_calls_differing_only_in_a_field_do_not_share_a_plan() -> None:
     assert np.asarray(as_list).tolist() == [[3.5, 4.5]]
 
 
+def test_the_call_cache_tells_apart_everything_a_desc_depends_on() -> None:
+    # The per-call key freezes list and dict fields two levels deep and falls back to freezing
+    # everything for deeper nesting; absent optional inputs and tensor arrays have their slots.
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    window = {"DataType": "FLOAT32", "Sizes": [2, 2]}
+    for offset in (0, 1, 2):
+        got = ops.slice(x, Offsets=[offset] * 2, Sizes=[2, 2], Strides=[1, 1], OutputTensor=window)
+        np.testing.assert_array_equal(np.asarray(got), x[offset : offset + 2, offset : offset + 2])
+    before = trace_count()
+    as_tuples = ops.slice(x, Offsets=(1, 1), Sizes=(2, 2), Strides=(1, 1), OutputTensor=window)
+    np.testing.assert_array_equal(np.asarray(as_tuples), x[1:3, 1:3])
+    assert trace_count() == before  # a tuple where a list was: the same desc, no new program
+    scaled = [
+        np.asarray(ops.element_wise_identity(x, ScaleBias={"Scale": scale, "Bias": 1.0}))
+        for scale in (2.0, 3.0)
+    ]
+    np.testing.assert_array_equal(scaled[0], 2 * x + 1)
+    np.testing.assert_array_equal(scaled[1], 3 * x + 1)
+    a, b = np.array([-2.0, 1.0], np.float32), np.array([0.0, 1.0], np.float32)
+    for alpha in (0.5, 2.0):  # a nested Desc: the whole-freeze fallback
+        elu = {"Type": "DML_OPERATOR_ACTIVATION_ELU", "Desc": {"Alpha": alpha}}
+        fused = np.asarray(ops.element_wise_add1(a, b, FusedActivation=elu))
+        np.testing.assert_allclose(fused, [alpha * np.expm1(np.float32(-2.0)), 2.0], rtol=1e-6)
+    diagonal = {
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 2]},
+        "ValueDataType": "FLOAT32",
+        "Value": 5.0,
+        "DiagonalFillBegin": 0,
+        "DiagonalFillEnd": 1,
+    }
+    filled = ops.diagonal_matrix1(**diagonal)
+    kept = ops.diagonal_matrix1(InputTensor=x[:2, :2], **diagonal)  # the optional input given
+    assert np.asarray(filled).tolist() == [[5, 0], [0, 5]]
+    assert np.asarray(kept).tolist() == [[5, 1], [4, 5]]
+    for widths in ((1, 3), (2, 2), (1, 1, 2)):
+        parts = [x[:, :w] for w in widths]
+        joined = ops.join(parts, Axis=1, OutputTensor={"DataType": "FLOAT32", "Sizes": [4, 4]})
+        np.testing.assert_array_equal(np.asarray(joined), np.concatenate(parts, axis=1))
+
+
 def test_64_bit_values_are_exact_without_a_global_flag() -> None:
     big = np.array([2**63 + 7, 2**40 + 3, 1], dtype=np.uint64)
     moved = ops.scatter_elements(

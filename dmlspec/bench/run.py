@@ -193,18 +193,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _time_case(case: Any, runs: int, warmup: int) -> list[Any]:
-    """Time a case's variants (a small case's with the trivial jitted call, 200 calls per
+    """Time a case's variants (a small case's with the trivial jitted calls, 200 calls per
     round); summarize what XLA compiled a large case's calls into; then drop the variants'
     callables, which hold the case's arrays."""
     import dataclasses
 
     from .hlo import summarize
     from .timing import time_variants
-    from .variants import trivial_call
+    from .variants import trivial_calls
 
     variants, calls = case.variants, 1
     if case.size == "small":
-        variants, calls = [*variants, trivial_call()], 200
+        variants, calls = [*variants, *trivial_calls()], 200
     timings = time_variants(variants, runs, warmup, calls, case.expected, case.tolerance)
     for timing in timings:
         variant = timing.variant

@@ -14,6 +14,8 @@ from .timing import Tolerance, Variant
 __all__ = [
     "IN_PLACE",
     "NEW",
+    "TRIVIAL",
+    "TRIVIAL_NUMPY_IN",
     "BenchCase",
     "Buffer",
     "as_uint8",
@@ -21,7 +23,7 @@ __all__ = [
     "first",
     "from_tensor",
     "ready",
-    "trivial_call",
+    "trivial_calls",
 ]
 
 NEW = "new output"
@@ -79,10 +81,18 @@ def as_uint8(array: Any) -> np.ndarray:
     return np.asarray(array).astype(np.uint8)
 
 
-def trivial_call() -> Variant:
-    """The floor for small calls: a trivial jitted JAX function on a 1 KiB array."""
-    x = device(np.zeros(256, np.float32))
+TRIVIAL = "trivial jitted call (x + 1)"
+TRIVIAL_NUMPY_IN = f"{TRIVIAL}, numpy in"
+
+
+def trivial_calls() -> list[Variant]:
+    """The floors for small calls: a trivial jitted JAX function on a 1 KiB array, given as a
+    device array and as a NumPy array (which every jitted call first imports: the floor of a
+    path taking NumPy inputs)."""
+    host = np.zeros(256, np.float32)
+    x = device(host)
     plus_one = jax.jit(lambda a: a + 1)
-    return Variant(
-        "trivial jitted call (x + 1)", "jax", NEW, lambda: ready(plus_one(x)), 2048, None
-    )
+    return [
+        Variant(TRIVIAL, "jax", NEW, lambda: ready(plus_one(x)), 2048, None),
+        Variant(TRIVIAL_NUMPY_IN, "jax", NEW, lambda: ready(plus_one(host)), 2048, None),
+    ]

@@ -428,12 +428,36 @@ def _on_cpu() -> bool:
 
 
 def _frozen(value: Any) -> Any:
-    """A hashable copy of nested dicts and lists."""
-    if isinstance(value, dict | Mapping):
+    """A hashable copy of nested dicts and lists (exact types first: this runs per call)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return tuple([_frozen(v) if type(v) in _NESTED else v for v in value])
+    if kind is dict:
+        return tuple([(k, _frozen(v) if type(v) in _NESTED else v) for k, v in value.items()])
+    if isinstance(value, Mapping):
         return tuple((k, _frozen(v)) for k, v in value.items())
     if isinstance(value, list | tuple):
-        return tuple(_frozen(v) if isinstance(v, dict | list | tuple) else v for v in value)
+        return tuple(_frozen(v) for v in value)
     return value
+
+
+_NESTED = frozenset({list, tuple, dict})
+
+
+def _shallow(fields: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A cheap stand-in for `_frozen(fields)` on the per-call path: lists and dicts frozen two
+    levels deep (a field value, the members of a tensor desc); anything deeper stays a list
+    and fails to hash, and the caller freezes the whole then."""
+    return tuple(
+        [
+            (k, tuple(v) if type(v) is list else _members(v) if type(v) is dict else v)
+            for k, v in fields.items()
+        ]
+    )
+
+
+def _members(value: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple([(k, tuple(v) if type(v) is list else v) for k, v in value.items()])
 
 
 def _check_buffer_shapes(kernel: KernelTable, arrays: Mapping[str, Any], plan: _Plan) -> None:
@@ -528,18 +552,6 @@ _calls: dict[tuple[Any, ...], Callable[..., Any]] = {}
 _block_until_ready: Callable[[Any], Any] = jax.block_until_ready  # untyped in JAX
 
 
-def _as_array(value: Any, tensor_array: bool) -> Any:
-    if tensor_array:
-        return [v if hasattr(v, "dtype") else np.asarray(v) for v in value]
-    return value if hasattr(value, "dtype") else np.asarray(value)
-
-
-def _signature(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple((v.shape, v.dtype) for v in value)
-    return (value.shape, value.dtype)
-
-
 def call_kernel(
     kernel: KernelTable,
     arrays: Mapping[str, Any],
@@ -563,40 +575,49 @@ def call_kernel(
     desc (in `outputs`) needs its initial buffer, `out` or in `initial` by field, and the
     whole buffer is returned with only the view written. `outputs_key`, where given, is
     `outputs` made hashable beforehand (run_operator's cache keeps it per operator)."""
-    # An optional input left out (None) is no argument: the primitive gets None in its place.
-    given_values = [arrays.get(field) for _, field in kernel.inputs]
-    present = tuple([v is not None for v in given_values])
-    values = [v for v in given_values if v is not None]
-    if not all([hasattr(v, "dtype") for v in values]):
-        given = [f for (_, f), p in zip(kernel.inputs, present, strict=True) if p]
-        values = [
-            _as_array(v, f in kernel.tensor_arrays) for f, v in zip(given, values, strict=True)
-        ]
-    # What a call's desc depends on: the arrays' shapes and dtypes and the keyword fields.
-    # This runs on every call, so it stays lean: scalar fields hash as they are.
-    scalars: tuple[Any, ...] = tuple(fields.items())
-    try:
-        hash(scalars)
-    except TypeError:  # a list-valued field
-        scalars = _frozen(fields)
-    key = (
-        kernel,
-        present,
-        *[(v.shape, v.dtype) if hasattr(v, "shape") else _signature(v) for v in values],
-        scalars,
-        outputs_key if outputs_key is not None else _frozen(outputs) if outputs else (),
-        feature_level,
-        donate,
-        None if out is None else (out.shape, out.dtype),
-        _frozen(strided) if strided else (),
-    )
-    host_inputs = any([_on_host(v) for v in values])
+    # What a call's desc depends on: the arrays' shapes and dtypes (None for an optional input
+    # left out, which the primitive gets as None) and the keyword fields. This runs on every
+    # call, so it stays lean: exact types first, scalar fields hashed as they are.
+    values: list[Any] = []
+    signature: list[Any] = []
+    host_inputs = False
+    for _, field in kernel.inputs:
+        value = arrays.get(field)
+        if value is None:
+            signature += (None, None)
+            continue
+        if type(value) is np.ndarray:
+            host_inputs = True
+        elif field in kernel.tensor_arrays:
+            value = [v if hasattr(v, "dtype") else np.asarray(v) for v in value]
+            host_inputs = host_inputs or _on_host(value)
+            signature += (tuple([(v.shape, v.dtype) for v in value]), None)
+            values.append(value)
+            continue
+        elif not isinstance(value, jax.Array):
+            value = value if hasattr(value, "dtype") else np.asarray(value)
+            host_inputs = host_inputs or _on_host(value)
+        signature += (value.shape, value.dtype)
+        values.append(value)
+    extras: Any = ()
+    if outputs or outputs_key is not None or donate or out is not None or strided:
+        extras = (
+            outputs_key if outputs_key is not None else _shallow(outputs) if outputs else (),
+            donate,
+            None if out is None else (out.shape, out.dtype),
+            _frozen(strided) if strided else (),
+        )
     windows: tuple[InputWindow, ...] = ()
     if host_inputs and _on_cpu():
         passed, windows = _windowed(values)
-        key = (*key, windows) if windows else key
-    function = _calls.get(key)
+    key = (kernel, feature_level, _shallow(fields), extras, windows, *signature)
+    try:
+        function = _calls.get(key)
+    except TypeError:  # lists nested deeper than _shallow freezes: freeze everything
+        key = (kernel, feature_level, _frozen(fields), _frozen(extras), windows, *signature)
+        function = _calls.get(key)
     if function is None:
+        present = tuple([arrays.get(field) is not None for _, field in kernel.inputs])
         fields_given = [
             field for (_, field), given in zip(kernel.inputs, present, strict=True) if given
         ]
@@ -634,7 +655,7 @@ def call_kernel(
 
 def _on_host(value: Any) -> bool:
     if isinstance(value, list):
-        return any(isinstance(v, np.ndarray) for v in value)
+        return any([isinstance(v, np.ndarray) for v in value])
     return isinstance(value, np.ndarray)
 
 
