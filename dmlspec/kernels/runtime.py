@@ -581,6 +581,7 @@ def call_kernel(
     values: list[Any] = []
     signature: list[Any] = []
     host_inputs = False
+    large_host_inputs = False  # worth windowing (dmlspec.kernels.host)
     for _, field in kernel.inputs:
         value = arrays.get(field)
         if value is None:
@@ -588,15 +589,18 @@ def call_kernel(
             continue
         if type(value) is np.ndarray:
             host_inputs = True
+            large_host_inputs = large_host_inputs or value.nbytes >= host.WINDOW_MIN_BYTES
         elif field in kernel.tensor_arrays:
             value = [v if hasattr(v, "dtype") else np.asarray(v) for v in value]
-            host_inputs = host_inputs or _on_host(value)
+            if _on_host(value):
+                host_inputs = large_host_inputs = True
             signature += (tuple([(v.shape, v.dtype) for v in value]), None)
             values.append(value)
             continue
         elif not isinstance(value, jax.Array):
             value = value if hasattr(value, "dtype") else np.asarray(value)
-            host_inputs = host_inputs or _on_host(value)
+            if _on_host(value):
+                host_inputs = large_host_inputs = True
         signature += (value.shape, value.dtype)
         values.append(value)
     extras: Any = ()
@@ -608,7 +612,7 @@ def call_kernel(
             _frozen(strided) if strided else (),
         )
     windows: tuple[InputWindow, ...] = ()
-    if host_inputs and _on_cpu():
+    if large_host_inputs and _on_cpu():
         passed, windows = _windowed(values)
     key = (kernel, feature_level, _shallow(fields), extras, windows, *signature)
     try:
@@ -649,7 +653,10 @@ def call_kernel(
     if host_inputs:
         # XLA may read the caller's NumPy memory in place (aligned arrays, windows): the
         # result is complete before the caller can change or free its arrays.
-        _block_until_ready(result)
+        if isinstance(result, jax.Array):
+            result.block_until_ready()
+        else:
+            _block_until_ready(result)
     return result
 
 
@@ -726,103 +733,15 @@ def run_operator(
     its field name."""
     try:
         key = json.dumps(operator, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError):  # NumPy scalars, NaN: validated uncached
+    except (TypeError, ValueError):  # NumPy scalars, NaN: validated and read uncached
+        key = None
         problem = _problem(kernel, operator, feature_level)
-        key, packed = None, None
     else:
         problem = _cached_problem(kernel, key, feature_level)
-        packed = None if problem is not None else _packed_run(kernel, key)
     if problem is not None:
         raise InvalidOperator(*problem)
-    if packed is not None:
-        return _run_packed(kernel, packed, inputs, feature_level)
-    desc = {
-        k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
-    }
-    fields = [field for _, field in kernel.inputs if field in desc]
-    outputs = [field for field in kernel.outputs if field in desc]
-    # Only strided descs pay for reading the desc's defaults (their buffers' lengths).
-    view = None
-    if any(_has_strides(desc[f]) for f in fields + outputs):
-        view = _view(kernel, operator["desc"]) if key is None else _cached_view(kernel, key)
-    arrays: dict[str, Any] = {}
-    strided: dict[str, Any] = {}
-    for field in fields:
-        layout = None if view is None else _layout(kernel, view, desc, field)
-        declared = desc[field]
-        if field not in inputs:
-            raise InvalidOperator(
-                f"inputs lack {field}: the desc gives {field}, so its array (a list of arrays "
-                f"for a tensor array) must be in inputs; got {sorted(inputs)}"
-            )
-        if isinstance(declared, list):
-            given = inputs[field]
-            if not isinstance(given, list | tuple) or len(given) != len(declared):
-                raise InvalidOperator(
-                    f"{field} must be a list of {len(declared)} arrays, as its desc says; "
-                    f"got {type(given).__name__}"
-                    + (f" of {len(given)}" if isinstance(given, list | tuple) else "")
-                )
-            items = layout if isinstance(layout, tuple) else (None,) * len(declared)
-            arrays[field] = [
-                _checked_array(kernel, f"{field}[{i}]", d, v, item)
-                for i, (d, v, item) in enumerate(zip(declared, given, items, strict=True))
-            ]
-            if layout is not None:
-                strided[field] = [
-                    d if item else None for d, item in zip(declared, items, strict=True)
-                ]
-        else:
-            arrays[field] = _checked_array(kernel, field, declared, inputs[field], layout)
-            if layout is not None:
-                strided[field] = declared
-    initial: dict[str, Any] = {}
-    for field in outputs:
-        layout = None if view is None else _layout(kernel, view, desc, field)
-        if layout is None:
-            continue
-        if field not in inputs:
-            raise InvalidOperator(
-                f"{field} has Strides: its initial buffer must be passed under {field!r}"
-            )
-        declared = desc[field]
-        with jax.enable_x64(True):  # 64-bit buffers stay 64-bit; copies: donated, written into
-            if isinstance(declared, list):
-                initial[field] = [
-                    jax.numpy.array(_checked_array(kernel, f"{field}[{i}]", d, v, item))
-                    if item is not None
-                    else None
-                    for i, (d, v, item) in enumerate(
-                        zip(declared, inputs[field], layout, strict=True)  # type: ignore[arg-type]
-                    )
-                ]
-            else:
-                initial[field] = jax.numpy.array(
-                    _checked_array(kernel, field, declared, inputs[field], layout)
-                )
-    rest = {k: v for k, v in desc.items() if k not in arrays}
-    tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping | list) and k in outputs}
-    tensors |= {k: v for k, v in rest.items() if isinstance(v, Mapping) and k not in tensors}
-    scalars = {k: v for k, v in rest.items() if k not in tensors}
-    single = len(kernel.outputs) == 1 and not isinstance(desc.get(kernel.output), list)
-    out = initial.pop(kernel.output, None) if single else None
-    result = call_kernel(
-        kernel,
-        arrays,
-        scalars,
-        tensors,
-        feature_level,
-        out=out,
-        strided=strided,
-        initial=initial,
-    )
-    return _returned(kernel, result, desc)
-
-
-@functools.lru_cache(maxsize=_CACHE_LIMIT)
-def _cached_view(kernel: KernelTable, operator_key: str) -> View:
-    """_view of a valid operator JSON, read once per distinct JSON."""
-    return _view(kernel, json.loads(operator_key)["desc"])
+    parsed = _parse_run(kernel, operator) if key is None else _parsed_run(kernel, key)
+    return _run_parsed(kernel, parsed, inputs, feature_level)
 
 
 def _returned(kernel: KernelTable, result: Any, desc: Mapping[str, Any]) -> dict[str, Any]:
@@ -836,75 +755,134 @@ def _returned(kernel: KernelTable, result: Any, desc: Mapping[str, Any]) -> dict
     }
 
 
-Expected = tuple[tuple[int, ...], np.dtype[Any], Mapping[str, Any]]  # shape, dtype, its desc
+# What an array must be: its shape (a strided tensor's: its buffer's), dtype, desc and Layout.
+Expected = tuple[tuple[int, ...], np.dtype[Any], Mapping[str, Any], Layout | None]
 
 
 @dataclass(frozen=True)
-class _PackedRun:
-    """What run_operator reads from one valid operator JSON with no Strides anywhere."""
+class _ParsedRun:
+    """What run_operator reads from one valid operator JSON, once."""
 
     desc: Mapping[str, Any]
     inputs: tuple[tuple[str, Expected], ...]
     tensor_arrays: tuple[tuple[str, tuple[Expected, ...]], ...]  # inputs that are lists
+    strided_outputs: tuple[tuple[str, Expected], ...]  # whose initial buffers are inputs
+    strided_output_arrays: tuple[tuple[str, tuple[Expected | None, ...]], ...]  # per item
+    strided: Mapping[str, Any]  # the descs of inputs passed as buffers (call_kernel's)
     scalars: Mapping[str, Any]
     tensors: Mapping[str, Any]
     tensors_key: Any
 
 
 @functools.lru_cache(maxsize=_CACHE_LIMIT)
-def _packed_run(kernel: KernelTable, operator_key: str) -> _PackedRun | None:
-    """The parsed form of a valid operator JSON whose tensors are all packed, so repeated runs
-    skip reading it; None for a strided one (run_operator's general path reads those)."""
-    operator = json.loads(operator_key)
+def _parsed_run(kernel: KernelTable, operator_key: str) -> _ParsedRun:
+    """_parse_run of a valid operator JSON, once per distinct JSON: repeated runs skip it."""
+    return _parse_run(kernel, json.loads(operator_key))
+
+
+def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
     desc = {
         k: v.get("Desc", v) if isinstance(v, Mapping) else v for k, v in operator["desc"].items()
     }
     fields = [field for _, field in kernel.inputs if field in desc]
     outputs = [field for field in kernel.outputs if field in desc]
+    # Only strided descs pay for reading the desc's defaults (their buffers' lengths).
+    view = None
     if any(_has_strides(desc[f]) for f in fields + outputs):
-        return None
+        view = _view(kernel, operator["desc"])
 
-    def expected(tensor: Mapping[str, Any]) -> Expected:
-        return (tuple(tensor["Sizes"]), np.dtype(_dtype_name(kernel, tensor)), tensor)
+    def expected(tensor: Mapping[str, Any], layout: Layout | None) -> Expected:
+        shape = tuple(tensor["Sizes"]) if layout is None else (layout.elements,)
+        return (shape, np.dtype(_dtype_name(kernel, tensor)), tensor, layout)
 
-    inputs = tuple((f, expected(desc[f])) for f in fields if not isinstance(desc[f], list))
-    arrays = tuple(
-        (f, tuple(expected(t) for t in desc[f])) for f in fields if isinstance(desc[f], list)
-    )
+    def expected_items(field: str) -> tuple[Expected, ...]:
+        layout = None if view is None else _layout(kernel, view, desc, field)
+        items = layout if isinstance(layout, tuple) else (None,) * len(desc[field])
+        return tuple(expected(t, item) for t, item in zip(desc[field], items, strict=True))
+
+    inputs: list[tuple[str, Expected]] = []
+    arrays: list[tuple[str, tuple[Expected, ...]]] = []
+    strided: dict[str, Any] = {}
+    for field in fields:
+        if isinstance(desc[field], list):
+            items = expected_items(field)
+            arrays.append((field, items))
+            if any(item[3] is not None for item in items):
+                strided[field] = [
+                    t if item[3] else None for t, item in zip(desc[field], items, strict=True)
+                ]
+        else:
+            layout = None if view is None else _layout(kernel, view, desc, field)
+            inputs.append((field, expected(desc[field], layout)))  # type: ignore[arg-type]
+            if layout is not None:
+                strided[field] = desc[field]
+    strided_outputs: list[tuple[str, Expected]] = []
+    strided_output_arrays: list[tuple[str, tuple[Expected | None, ...]]] = []
+    for field in outputs if view is not None else ():
+        if isinstance(desc[field], list):
+            items = expected_items(field)
+            if any(item[3] is not None for item in items):
+                strided_output_arrays.append(
+                    (field, tuple(item if item[3] is not None else None for item in items))
+                )
+        elif (layout := _item_layout(kernel, getattr(view, field), desc[field])) is not None:
+            strided_outputs.append((field, expected(desc[field], layout)))
     rest = {k: v for k, v in desc.items() if k not in fields}
     tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping | list) and k in outputs}
     tensors |= {k: v for k, v in rest.items() if isinstance(v, Mapping) and k not in tensors}
     scalars = {k: v for k, v in rest.items() if k not in tensors}
-    return _PackedRun(desc, inputs, arrays, scalars, tensors, _frozen(tensors) if tensors else ())
+    return _ParsedRun(
+        desc,
+        tuple(inputs),
+        tuple(arrays),
+        tuple(strided_outputs),
+        tuple(strided_output_arrays),
+        strided,
+        scalars,
+        tensors,
+        _frozen(tensors) if tensors else (),
+    )
 
 
-def _run_packed(
-    kernel: KernelTable, packed: _PackedRun, inputs: Mapping[str, Any], feature_level: str | None
+def _run_parsed(
+    kernel: KernelTable, parsed: _ParsedRun, inputs: Mapping[str, Any], feature_level: str | None
 ) -> dict[str, Any]:
     arrays: dict[str, Any] = {}
-    for field, expected in packed.inputs:
+    for field, expected in parsed.inputs:
         arrays[field] = _matching(kernel, field, expected, _given(inputs, field))
-    for field, items in packed.tensor_arrays:
-        given = _given(inputs, field)
-        if not isinstance(given, list | tuple) or len(given) != len(items):
-            raise InvalidOperator(
-                f"{field} must be a list of {len(items)} arrays, as its desc says; "
-                f"got {type(given).__name__}"
-                + (f" of {len(given)}" if isinstance(given, list | tuple) else "")
-            )
+    for field, items in parsed.tensor_arrays:
+        given = _listed(inputs, field, items)
         arrays[field] = [
             _matching(kernel, f"{field}[{i}]", item, value)
             for i, (item, value) in enumerate(zip(items, given, strict=True))
         ]
+    initial: dict[str, Any] = {}
+    with jax.enable_x64(True):  # 64-bit buffers stay 64-bit; copies: donated, written into
+        for field, wanted in parsed.strided_outputs:
+            buffer = _matching(kernel, field, wanted, _initial_given(inputs, field))
+            initial[field] = jax.numpy.array(buffer)
+        for field, wanted_items in parsed.strided_output_arrays:
+            given = _listed(inputs, field, wanted_items, _initial_given(inputs, field))
+            initial[field] = [
+                None
+                if item is None
+                else jax.numpy.array(_matching(kernel, f"{field}[{i}]", item, value))
+                for i, (item, value) in enumerate(zip(wanted_items, given, strict=True))
+            ]
+    single = len(kernel.outputs) == 1 and not isinstance(parsed.desc.get(kernel.output), list)
+    out = initial.pop(kernel.output, None) if single else None
     result = call_kernel(
         kernel,
         arrays,
-        packed.scalars,
-        packed.tensors,
+        parsed.scalars,
+        parsed.tensors,
         feature_level,
-        outputs_key=packed.tensors_key,
+        out=out,
+        strided=parsed.strided or None,
+        initial=initial or None,
+        outputs_key=parsed.tensors_key,
     )
-    return _returned(kernel, result, packed.desc)
+    return _returned(kernel, result, parsed.desc)
 
 
 def _given(inputs: Mapping[str, Any], field: str) -> Any:
@@ -916,11 +894,34 @@ def _given(inputs: Mapping[str, Any], field: str) -> Any:
     return inputs[field]
 
 
+def _initial_given(inputs: Mapping[str, Any], field: str) -> Any:
+    if field not in inputs:
+        raise InvalidOperator(
+            f"{field} has Strides: its initial buffer must be passed under {field!r}"
+        )
+    return inputs[field]
+
+
+def _listed(
+    inputs: Mapping[str, Any], field: str, items: tuple[Any, ...], given: Any = None
+) -> Any:
+    """The list of arrays given for a tensor-array field (`given`, else inputs[field]),
+    checked against the number of `items` its desc has."""
+    given = _given(inputs, field) if given is None else given
+    if not isinstance(given, list | tuple) or len(given) != len(items):
+        raise InvalidOperator(
+            f"{field} must be a list of {len(items)} arrays, as its desc says; "
+            f"got {type(given).__name__}"
+            + (f" of {len(given)}" if isinstance(given, list | tuple) else "")
+        )
+    return given
+
+
 def _matching(kernel: KernelTable, name: str, expected: Expected, value: Any) -> np.ndarray:
     array = np.asarray(value)
     if array.shape == expected[0] and array.dtype == expected[1]:
         return array
-    return _checked_array(kernel, name, expected[2], array, None)  # says what differs
+    return _checked_array(kernel, name, expected[2], array, expected[3])  # says what differs
 
 
 def _has_strides(value: Any) -> bool:
