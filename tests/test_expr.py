@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from dmlspec.expr import (
     TensorValue,
     compile_expression,
 )
-from dmlspec.expr.functions import FUNCTIONS
+from dmlspec.expr.functions import FUNCTIONS, scalar_union_value
 from dmlspec.expr.types import ARRAY, BOOL, INT, LIST, NUMBER, EnumType, TensorType
 from dmlspec.model import Catalog
 
@@ -553,3 +554,11 @@ def test_catalog_functions_and_the_feature_level(catalog: Catalog) -> None:
     assert fn.same_sizes_except(views, TensorView("OutputTensor", output.members), 1)
     assert fn.sum_along(views, 1) == 6
     assert fn.sizes_along(views, 1) == [2, 4]
+
+
+def test_scalar_union_members_past_a_float_range_hold_infinity_silently() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's overflow warning would be an error here
+        assert scalar_union_value(1e300, np.float32) == math.inf
+        assert scalar_union_value(-1e10, np.float16) == -math.inf
+    assert scalar_union_value(-1, np.uint8) == 255 and scalar_union_value(2.7, np.int8) == 2

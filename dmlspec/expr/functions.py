@@ -275,7 +275,8 @@ def scalar_union_value(value: int | float, dtype: Any) -> int | float:
         if info.kind == "i" and wrapped >= 1 << (bits - 1):
             wrapped -= 1 << bits
         return wrapped
-    return float(np.array(value, dtype=np.float64).astype(info))
+    with np.errstate(over="ignore"):  # past the type's range a float member holds +-inf
+        return float(np.array(value, dtype=np.float64).astype(info))
 
 
 def _as_type(facts: Facts, value: int | float, data_type: str) -> int | float:
