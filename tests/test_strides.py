@@ -103,7 +103,7 @@ def test_a_buffer_of_the_wrong_length_is_rejected_with_what_the_desc_implies() -
         ops.run(GATHER, {**INPUTS, "InputTensor": np.zeros((2, 2), np.float32)})
     operator, inputs, _ = strided_output()
     del inputs["OutputTensor"]
-    with pytest.raises(InvalidOperator, match="OutputTensor has Strides"):
+    with pytest.raises(InvalidOperator, match=r"OutputTensor has Strides.*; got \["):
         ops.run(operator, inputs)
 
 

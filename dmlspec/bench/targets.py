@@ -100,8 +100,6 @@ def _peer(case: list[Timing], against: str) -> Timing | None:
             and (against == BEST_PEER or t.variant.mode == NEW)
         ]
         return min(peers, key=lambda t: t.median, default=None)
-    if against in (TRIVIAL, TRIVIAL_NUMPY_IN):
-        return next((t for t in case if t.variant.name == against), None)
     # A peer's new-output form where it also has an in-place one of the same name; of the
     # same peer in other configurations ("onnxruntime GatherND, spinning, alone"), the fastest.
     named = [

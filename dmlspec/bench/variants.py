@@ -82,7 +82,8 @@ def as_uint8(array: Any) -> np.ndarray:
 
 
 TRIVIAL = "trivial jitted call (x + 1)"
-TRIVIAL_NUMPY_IN = f"{TRIVIAL}, numpy in"
+# Not "{TRIVIAL}, ...": that would read as another configuration of the same peer (targets).
+TRIVIAL_NUMPY_IN = f"{TRIVIAL} on a NumPy array"
 
 
 def trivial_calls() -> list[Variant]:

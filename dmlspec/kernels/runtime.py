@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -577,7 +577,7 @@ def call_kernel(
     `outputs` made hashable beforehand (run_operator's cache keeps it per operator)."""
     # What a call's desc depends on: the arrays' shapes and dtypes (None for an optional input
     # left out, which the primitive gets as None) and the keyword fields. This runs on every
-    # call, so it stays lean: exact types first, scalar fields hashed as they are.
+    # call, so it stays lean: exact types first, fields frozen only two levels deep (_shallow).
     values: list[Any] = []
     signature: list[Any] = []
     host_inputs = False
@@ -755,8 +755,13 @@ def _returned(kernel: KernelTable, result: Any, desc: Mapping[str, Any]) -> dict
     }
 
 
-# What an array must be: its shape (a strided tensor's: its buffer's), dtype, desc and Layout.
-Expected = tuple[tuple[int, ...], np.dtype[Any], Mapping[str, Any], Layout | None]
+class Expected(NamedTuple):
+    """What an array given for a tensor must be, read from its desc."""
+
+    shape: tuple[int, ...]  # a strided tensor's: its buffer's (layout.elements,)
+    dtype: np.dtype[Any]
+    desc: Mapping[str, Any]
+    layout: Layout | None  # None: packed
 
 
 @dataclass(frozen=True)
@@ -793,7 +798,7 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
 
     def expected(tensor: Mapping[str, Any], layout: Layout | None) -> Expected:
         shape = tuple(tensor["Sizes"]) if layout is None else (layout.elements,)
-        return (shape, np.dtype(_dtype_name(kernel, tensor)), tensor, layout)
+        return Expected(shape, np.dtype(_dtype_name(kernel, tensor)), tensor, layout)
 
     def expected_items(field: str) -> tuple[Expected, ...]:
         layout = None if view is None else _layout(kernel, view, desc, field)
@@ -807,10 +812,8 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
         if isinstance(desc[field], list):
             items = expected_items(field)
             arrays.append((field, items))
-            if any(item[3] is not None for item in items):
-                strided[field] = [
-                    t if item[3] else None for t, item in zip(desc[field], items, strict=True)
-                ]
+            if any(item.layout is not None for item in items):
+                strided[field] = [item.desc if item.layout else None for item in items]
         else:
             layout = None if view is None else _layout(kernel, view, desc, field)
             inputs.append((field, expected(desc[field], layout)))  # type: ignore[arg-type]
@@ -821,9 +824,9 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
     for field in outputs if view is not None else ():
         if isinstance(desc[field], list):
             items = expected_items(field)
-            if any(item[3] is not None for item in items):
+            if any(item.layout is not None for item in items):
                 strided_output_arrays.append(
-                    (field, tuple(item if item[3] is not None else None for item in items))
+                    (field, tuple(item if item.layout is not None else None for item in items))
                 )
         elif (layout := _item_layout(kernel, getattr(view, field), desc[field])) is not None:
             strided_outputs.append((field, expected(desc[field], layout)))
@@ -859,10 +862,10 @@ def _run_parsed(
     initial: dict[str, Any] = {}
     with jax.enable_x64(True):  # 64-bit buffers stay 64-bit; copies: donated, written into
         for field, wanted in parsed.strided_outputs:
-            buffer = _matching(kernel, field, wanted, _initial_given(inputs, field))
+            buffer = _matching(kernel, field, wanted, _initial_buffer(inputs, field))
             initial[field] = jax.numpy.array(buffer)
         for field, wanted_items in parsed.strided_output_arrays:
-            given = _listed(inputs, field, wanted_items, _initial_given(inputs, field))
+            given = _listed(inputs, field, wanted_items, _initial_buffer(inputs, field))
             initial[field] = [
                 None
                 if item is None
@@ -885,21 +888,20 @@ def _run_parsed(
     return _returned(kernel, result, parsed.desc)
 
 
-def _given(inputs: Mapping[str, Any], field: str) -> Any:
+def _given(inputs: Mapping[str, Any], field: str, why: str | None = None) -> Any:
+    """inputs[field], or an InvalidOperator saying why the desc needs it and what was given."""
     if field not in inputs:
-        raise InvalidOperator(
-            f"inputs lack {field}: the desc gives {field}, so its array (a list of arrays "
-            f"for a tensor array) must be in inputs; got {sorted(inputs)}"
+        why = why or (
+            f"the desc gives {field}, so its array (a list of arrays for a tensor array) must "
+            "be in inputs"
         )
+        raise InvalidOperator(f"inputs lack {field}: {why}; got {sorted(inputs)}")
     return inputs[field]
 
 
-def _initial_given(inputs: Mapping[str, Any], field: str) -> Any:
-    if field not in inputs:
-        raise InvalidOperator(
-            f"{field} has Strides: its initial buffer must be passed under {field!r}"
-        )
-    return inputs[field]
+def _initial_buffer(inputs: Mapping[str, Any], field: str) -> Any:
+    why = f"{field} has Strides: its initial buffer must be passed under {field!r}"
+    return _given(inputs, field, why)
 
 
 def _listed(
@@ -919,9 +921,9 @@ def _listed(
 
 def _matching(kernel: KernelTable, name: str, expected: Expected, value: Any) -> np.ndarray:
     array = np.asarray(value)
-    if array.shape == expected[0] and array.dtype == expected[1]:
+    if array.shape == expected.shape and array.dtype == expected.dtype:
         return array
-    return _checked_array(kernel, name, expected[2], array, expected[3])  # says what differs
+    return _checked_array(kernel, name, expected.desc, array, expected.layout)  # says what differs
 
 
 def _has_strides(value: Any) -> bool:
