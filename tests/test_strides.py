@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 import pytest
 
@@ -73,6 +75,22 @@ def test_a_strided_output_is_returned_whole_with_its_gaps_untouched(run: Any) ->
     assert result.shape == (8,)
     assert result.tobytes() == expected.tobytes()
     assert inputs["OutputTensor"].tobytes() == given.tobytes()  # the caller's buffer is intact
+
+
+def test_a_strided_output_call_compiles_the_kernel_alone_and_keeps_a_jax_buffer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The initial buffer is copied by a transfer, not by a copy program compiled per shape,
+    and a JAX array given as the buffer survives the call (the copy is donated, not it)."""
+    operator, inputs, expected = strided_output()
+    operator["desc"]["OutputTensor"].update(Strides=[9, 9, 1, 5], TotalTensorSizeInBytes=40)
+    given = jax.numpy.full(10, SENTINEL, jax.numpy.float32)
+    with caplog.at_level(logging.WARNING), jax.log_compiles():
+        result = ops.run(operator, {**inputs, "OutputTensor": given})["OutputTensor"]
+    compiled = [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
+    assert len(compiled) == 1, compiled  # the kernel's one program
+    assert np.asarray(given).tolist() == [SENTINEL] * 10
+    assert np.asarray(result)[[0, 5, 1, 6]].tolist() == [1, 3, 0, 2]
 
 
 def test_zero_strides_broadcast_an_input() -> None:

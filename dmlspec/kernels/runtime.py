@@ -860,16 +860,20 @@ def _run_parsed(
             for i, (item, value) in enumerate(zip(items, given, strict=True))
         ]
     initial: dict[str, Any] = {}
-    with jax.enable_x64(True):  # 64-bit buffers stay 64-bit; copies: donated, written into
+    # Copies, since they are donated and written into; 64-bit buffers stay 64-bit. A transfer
+    # (jnp.array would compile a copy program per shape and data type).
+    with jax.enable_x64(True):
         for field, wanted in parsed.strided_outputs:
             buffer = _matching(kernel, field, wanted, _initial_buffer(inputs, field))
-            initial[field] = jax.numpy.array(buffer)
+            initial[field] = jax.device_put(buffer, may_alias=False)
         for field, wanted_items in parsed.strided_output_arrays:
             given = _listed(inputs, field, wanted_items, _initial_buffer(inputs, field))
             initial[field] = [
                 None
                 if item is None
-                else jax.numpy.array(_matching(kernel, f"{field}[{i}]", item, value))
+                else jax.device_put(
+                    _matching(kernel, f"{field}[{i}]", item, value), may_alias=False
+                )
                 for i, (item, value) in enumerate(zip(wanted_items, given, strict=True))
             ]
     single = len(kernel.outputs) == 1 and not isinstance(parsed.desc.get(kernel.output), list)
