@@ -82,6 +82,8 @@ def _bound(g: Graph, number: Any, like: str) -> str:
     dtype = g.dtype(like)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
+        if isinstance(number, int | np.integer):  # exactly: a float rounds 2^63 - 1 up
+            return g.feed(np.array(max(info.min, min(info.max, int(number))), dtype))
         value = float(number)
         if math.isnan(value):
             value = 0.0

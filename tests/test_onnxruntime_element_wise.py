@@ -690,6 +690,7 @@ def test_bitwise_operators_use_the_native_encoding() -> None:
 
 def test_clip_threshold_and_gradients() -> None:
     x = f32(-2, 0, 1, 2, 3)
+    u64 = np.uint64
     close(
         run("ELEMENT_WISE_CLIP", {**out("FLOAT32", 5), "Min": 0.0, "Max": 2.0}, InputTensor=x),
         [0, 0, 1, 2, 2],
@@ -702,6 +703,13 @@ def test_clip_threshold_and_gradients() -> None:
     }
     exact(
         run("ELEMENT_WISE_CLIP1", clip1, InputTensor=x.astype(np.int32)), [0, 0, 1, 2, 2], np.int32
+    )
+    # 64-bit bounds are exact: 2^63 - 1 through a float was 2^63.
+    clip1_wide = {**out("UINT64", 3), "MinMaxDataType": "UINT64", "Min": 2**63 - 1, "Max": 2**63}
+    exact(
+        run("ELEMENT_WISE_CLIP1", clip1_wide, InputTensor=np.array([7, 2**63, 2**64 - 1], u64)),
+        [2**63 - 1, 2**63, 2**63],
+        u64,
     )
     clip1_plain = {**out("FLOAT32", 5), "MinMaxDataType": "FLOAT32", "Min": 0.5, "Max": 2.5}
     close(run("ELEMENT_WISE_CLIP1", clip1_plain, InputTensor=x), [0.5, 0.5, 1, 2, 2.5])
@@ -726,7 +734,6 @@ def test_clip_threshold_and_gradients() -> None:
         "Min": {"UInt64": 0},
         "Max": {"UInt64": 2},
     }
-    u64 = np.uint64
     # The second: UINT64's largest bound is compared exactly.
     for low, high, x_values, expected in (
         (0, 2, [0, 0, 1, 2, 3], [0, 0, 30, 0, 0]),
