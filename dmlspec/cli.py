@@ -284,7 +284,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     if operators:
         options.append(f"--dml-ops={','.join(operators)}")
     if args.workers:
-        options += ["-n", args.workers]
+        options += ["-n", args.workers, "--dist", "loadfile"]
     try:
         code = int(pytest.main(options))
     finally:

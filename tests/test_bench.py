@@ -378,3 +378,34 @@ def test_the_suite_timing_uses_the_users_compilation_cache_when_warm(
         assert str(seen["cache"]).endswith("jax-cache")
     else:
         assert seen["cache"] == expected
+
+
+def test_suite_throughput_counts_checks_and_prints_the_cases_run_beside(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Support cells share the cases that exercise them (dmlspec.conformance.plan): the rate
+    is of checks (cases judged), the distinct cases run printed beside it."""
+    from dmlspec.bench import run as bench_run
+    from dmlspec.bench import suite
+
+    def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+        report = Path(command[command.index("--report") + 1])
+        report.mkdir(parents=True)
+        results = {
+            "tests": [{"outcome": "passed"}] * 3,
+            "cases": 40,
+            "checks": 100,
+            "coverage": {"hit": 3, "total": 3},
+        }
+        (report / "results.json").write_text(json.dumps(results))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(suite.subprocess, "run", run)
+    times = iter([10.0, 10.5])
+    monkeypatch.setattr(suite.time, "perf_counter", lambda: next(times))
+    result = suite.suite_throughput(workers="2")
+    assert (result["checks_per_second"], result["cases_per_second"]) == (200.0, 80.0)
+    bench_run._print_suite(result)
+    printed = capsys.readouterr().out
+    assert "100 checks (40 distinct cases run) in 0.5 s = 200.0 checks/s" in printed
+    assert "met suite throughput >= 100 cases/s, counted as checks" in printed

@@ -17,6 +17,7 @@ from dmlspec.conformance.cases import (
     draw_case,
     type_groups,
 )
+from dmlspec.conformance.plan import plan_cells
 from dmlspec.conformance.plugin import coverage_table
 from dmlspec.conformance.suite import _seed
 from dmlspec.validation import validate_operator
@@ -37,6 +38,8 @@ def test_support_cell_cases_stay_within_the_element_budget() -> None:
                 CATALOG, spec, cell["level"], seed, CellChoice(cell["tensor"], cell["kind"], value)
             )
             assert case_elements(case.operator["desc"]) <= MAX_CASE_ELEMENTS, cell
+        for planned in plan_cells(CATALOG, spec).cases.values():  # what the suites run first
+            assert all(case_elements(c.operator["desc"]) <= MAX_CASE_ELEMENTS for c in planned)
 
 
 def test_type_groups_are_the_callers_own() -> None:

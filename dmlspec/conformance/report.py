@@ -42,6 +42,7 @@ def render_matrix(results: dict[str, Any]) -> str:
             else ""
         )
         + (f"; {results['cases']} cases run" if "cases" in results else "")
+        + (f" for {results['checks']} checks" if "checks" in results else "")
     )
     return "\n".join(lines)
 

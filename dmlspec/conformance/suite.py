@@ -6,6 +6,7 @@ record) and the operator's name; the generated modules only list what to test.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections import Counter
@@ -17,9 +18,8 @@ import numpy as np
 import pytest
 
 from .. import load_catalog
-from ..binding import bind_desc
 from ..errors import InvalidOperator, Unsupported
-from ..model import Catalog, ExampleTensor, OperatorSpec, SupportRow
+from ..model import Catalog, ExampleTensor, OperatorSpec
 from .cases import (
     Case,
     CellChoice,
@@ -29,9 +29,10 @@ from .cases import (
     example_tensors,
     rows_at,
 )
-from .check import run_case
+from .check import CaseFailure, run_case
 from .layouts import draw_layout_case
 from .mutate import break_constraint
+from .plan import CellPlan, exercised_cells, plan_cells
 
 __all__ = [
     "Target",
@@ -47,7 +48,7 @@ __all__ = [
 
 Cell = tuple[str, str, str, str, str]  # operator, row level, tensor, kind, value
 LayoutUse = tuple[str, str, str]  # operator, tensor, layout
-CELL_ATTEMPTS = 4
+CELL_ATTEMPTS = 8  # a backend may decline some cases of a cell (an optional field it lacks)
 NEGATIVE_BASES = 30
 
 
@@ -65,43 +66,31 @@ class Target:
     cells: Counter[Cell] = field(default_factory=Counter)
     layouts: Counter[LayoutUse] = field(default_factory=Counter)
     cases: int = 0  # cases the backend was given (a property test gives it many)
+    checks: int = 0  # cases judged: those plus cells judged by a case another cell's test ran
     last_case: dict[str, str] | None = None  # the running test's output data type and level
 
     @property
     def rank(self) -> int:
         return catalog().common.feature_level(self.feature_level).rank
 
+    # The outcome of each planned cell case this process ran (one operator's at a time): the
+    # cells a case exercises share its one run.
+    planned_outcomes: tuple[str, dict[int, tuple[Case, Exception | None]]] = ("", {})
+
     def record(self, spec: OperatorSpec, case: Case) -> None:
         for tensor, layout in case.layouts:
             self.layouts[(spec.name, tensor, layout)] += 1
-        row = _row_in_force(spec, case)
-        if row is None:
-            return
-        for cell in row.tensors:
-            value = case.operator["desc"].get(cell.tensor)
-            if value is None:  # an optional tensor the case leaves out
-                continue
-            for tensor in value if isinstance(value, list) else [value]:
-                self.cells[
-                    (spec.name, row.feature_level, cell.tensor, "data_type", tensor["DataType"])
-                ] += 1
-                self.cells[
-                    (spec.name, row.feature_level, cell.tensor, "rank", str(len(tensor["Sizes"])))
-                ] += 1
+        for cell in exercised_cells(catalog(), spec, case.operator, case.feature_level):
+            self.cells[(spec.name, *cell)] += 1
 
 
-def _row_in_force(spec: OperatorSpec, case: Case) -> SupportRow | None:
-    """The support row a case's desc is checked against (REDUCE's: per function)."""
-    rows = rows_at(catalog(), spec, case.feature_level)
-    if all(r.when is None for r in rows):
-        return rows[0] if rows else None
-    env = bind_desc(catalog().common, spec, case.operator["desc"])
-    return next((r for r in rows if r.when is None or r.when.evaluate(env)), None)
-
-
-def _note(target: Target, spec: OperatorSpec, desc: dict[str, Any], level: str) -> None:
-    """Count a case and remember its output data type and level for the report."""
-    target.cases += 1
+def _note(
+    target: Target, spec: OperatorSpec, desc: dict[str, Any], level: str, ran: bool = True
+) -> None:
+    """Count a case the backend ran and remember its output data type and level for the
+    report."""
+    target.cases += ran
+    target.checks += 1
     output = desc.get(spec.checked_kernel.output, {})
     if isinstance(output, list):  # a tensor-array output: its items share a data type
         output = output[0] if output else {}
@@ -161,11 +150,23 @@ def check_cell(
     """One support-table cell, exercised at its row's level."""
     _level_claimed(target, level)
     spec = catalog().operator(operator)
+    plan = _cell_plan(operator)
+    cell = (level, tensor, kind, value)
+    if cell in plan.unfound:
+        raise LookupError(plan.unfound[cell])
+    ran = 0
+    declined: Unsupported | None = None
+    for case in plan.cases[cell]:  # one per support row listing the cell (REDUCE's groups)
+        try:
+            _run_planned(target, spec, case)
+            ran += 1
+        except Unsupported as reason:
+            declined = reason
+    if ran:
+        return  # exercised, in every row group whose case the backend does not decline
     choice = CellChoice(tensor, kind, int(value) if kind == "rank" else value)
-    # The seed leaves out the tensor: cells of tensors that share a type group (Input, Updates
-    # and Output data types, say) then draw the same case, which the backend compiles once.
     seed = _seed(operator, level, kind, value)
-    for attempt in range(CELL_ATTEMPTS):  # a backend may decline some cases of a cell it runs
+    for attempt in range(1, CELL_ATTEMPTS):  # cases of the cell alone, past the declined one
         case = draw_case(catalog(), spec, level, seed + attempt, choice)
         _note(target, spec, case.operator["desc"], level)
         try:
@@ -176,6 +177,34 @@ def check_cell(
         target.record(spec, case)
         return
     pytest.skip(f"{target.backend.name} declined {CELL_ATTEMPTS} cases of this cell: {declined}")
+
+
+@functools.lru_cache(maxsize=4)  # suites run an operator's tests together
+def _cell_plan(operator: str) -> CellPlan:
+    return plan_cells(catalog(), catalog().operator(operator))
+
+
+def _run_planned(target: Target, spec: OperatorSpec, case: Case) -> None:
+    """Run a planned cell case, or repeat the outcome of its run by an earlier cell's test."""
+    operator, outcomes = target.planned_outcomes
+    if operator != spec.name:
+        outcomes = {}
+        target.planned_outcomes = (spec.name, outcomes)
+    if id(case) in outcomes:
+        _, outcome = outcomes[id(case)]
+        _note(target, spec, case.operator["desc"], case.feature_level, ran=False)
+        if outcome is not None:
+            raise type(outcome)(*outcome.args)
+        target.record(spec, case)
+        return
+    _note(target, spec, case.operator["desc"], case.feature_level)
+    try:
+        run_case(catalog(), spec, target.backend, case)
+    except (CaseFailure, Unsupported) as outcome:
+        outcomes[id(case)] = (case, outcome)  # the case kept alive: its id stays its own
+        raise
+    outcomes[id(case)] = (case, None)
+    target.record(spec, case)
 
 
 def check_property(target: Target, operator: str, seed: int) -> None:

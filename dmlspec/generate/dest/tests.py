@@ -8,23 +8,13 @@ the common spec; the checks themselves live in dmlspec.conformance.suite.
 from __future__ import annotations
 
 from ...conformance.layouts import strided_rules
+from ...conformance.plan import support_cells
 from ...model import Catalog, OperatorSpec
 from ..header import python_header
 from ..pysource import docstring, q
 from .validators import module_name
 
 __all__ = ["render_suite"]
-
-
-def _cells(spec: OperatorSpec) -> list[tuple[str, str, str, str]]:
-    cells = []
-    for row in spec.support:
-        for cell in row.tensors:
-            cells += [(row.feature_level, cell.tensor, "data_type", t) for t in cell.data_types]
-            cells += [
-                (row.feature_level, cell.tensor, "rank", str(n)) for n in cell.dimension_counts
-            ]
-    return list(dict.fromkeys(cells))  # once each: REDUCE's `when` groups repeat cells
 
 
 def _introduced(spec: OperatorSpec) -> list[tuple[str, str, str, str]]:
@@ -96,7 +86,7 @@ def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
         f"OPERATOR = {q(spec.name)}",
     ]
     lines += _strings("EXAMPLES", examples)
-    lines += _tuple_of_tuples("CELLS", _cells(spec))  # type: ignore[arg-type]
+    lines += _tuple_of_tuples("CELLS", support_cells(spec))  # type: ignore[arg-type]
     lines += _strings("CONSTRAINTS", errors)
     lines += _tuple_of_tuples("INTRODUCED", _introduced(spec))  # type: ignore[arg-type]
     lines += _strings(
