@@ -8,6 +8,11 @@ program. The plan goes level by level: it gives each cell a case of a lower leve
 at the cell's level and exercises it, else draws a new case that forces the cell and, where
 they fit together, other cells still waiting. Every cell keeps a case drawn for its own row; the
 plan is deterministic, like every draw.
+
+Where an operator's support rows are per group of an enum field (REDUCE's, per group of
+functions: `when`), each group is a table of its own: a cell two groups list gets a case in
+each, and a group's new cases take its members in turn, so every function runs. Fewer cases
+mean fewer random descs; the groups keep the fields that pick a row varied.
 """
 
 from __future__ import annotations
@@ -116,14 +121,15 @@ def plan_cells(catalog: Catalog, spec: OperatorSpec) -> CellPlan:
     cases: dict[SupportCell, tuple[Case, ...]] = {}
     for row_cell, case in covered.items():
         listed = cases.get(row_cell[1:], ())
-        cases[row_cell[1:]] = listed if case in listed else (*listed, case)
+        shared = any(case is c for c in listed)  # by identity: cases hold NumPy arrays
+        cases[row_cell[1:]] = listed if shared else (*listed, case)
     return CellPlan(cases, {c: why for c, why in unfound.items() if c not in cases})
 
 
 def _row_cells(spec: OperatorSpec) -> list[_RowCell]:
     cells = []
     for row in spec.support:
-        group = row.when.source if row.when else ""
+        group = _group(row)
         for cell in row.tensors:
             cells += [
                 (group, row.feature_level, cell.tensor, "data_type", t) for t in cell.data_types
