@@ -153,17 +153,21 @@ def check_docs(catalog: m.Catalog, docs_dir: Path) -> DocsReport:
     report = DocsReport()
     _check_common(catalog.common, docs_dir, report)
     for spec in catalog.operators:
+        readable: dict[str, tuple[m.DocPage, DocPage, str]] = {}
         for page in spec.doc_pages:
             report.pages.append((spec.name, page.id, page.path))
             path = docs_dir / page.path
             try:
-                parsed = parse_page(path)
-                raw_text = read_text(path)
+                readable[page.id] = (page, parse_page(path), english_text(read_text(path)))
             except (OSError, DocPageError, UnsafePath) as error:
                 report.compare(spec.name, page.id, "page readable", "readable", f"{error}")
-                continue
-            _OperatorPageCheck(spec, page, parsed, english_text(raw_text), report).run()
+        english = {page_id: plain(text) for page_id, (_, _, text) in readable.items()}
+        for page, parsed, text in readable.values():
+            _OperatorPageCheck(spec, page, parsed, text, report, english).run()
     return report
+
+
+HISTORY_PAGE = "feature-level-history"
 
 
 class _OperatorPageCheck:
@@ -174,12 +178,15 @@ class _OperatorPageCheck:
         parsed: DocPage,
         english: str,
         report: DocsReport,
+        english_by_page: dict[str, str] | None = None,
     ) -> None:
         self.spec = spec
         self.page = page
         self.parsed = parsed
         self.english = plain(english)
+        self.english_raw = english
         self.report = report
+        self.english_by_page = english_by_page or {page.id: self.english}  # plain text by page
         self.has_english = page.translation != "machine"
 
     def compare(
@@ -436,16 +443,51 @@ class _OperatorPageCheck:
                 )
 
     def quoted_sentences(self) -> None:
+        """Each sentence a constraint quotes is on every page it cites, except that a constraint
+        quoting an operator page and the feature-level history together has each sentence on
+        one of the two kinds of page (the history's sentences are not on the operator page)."""
         for constraint in self.spec.constraints:
             if constraint.sources and self.page.id not in constraint.sources:
                 continue
             for sentence in constraint.doc:
                 text = plain(sentence)
+                if text not in self.english and self._on_the_other_kind(constraint, text):
+                    continue
                 self.compare(
                     f"{constraint.id} quotes '{text[:60]}...'",
                     "on the page",
                     "on the page" if text in self.english else "not on the page",
                 )
+            if self.page.id == HISTORY_PAGE:
+                self.history_section(constraint)
+
+    def _on_the_other_kind(self, constraint: m.Constraint, text: str) -> bool:
+        if HISTORY_PAGE not in constraint.sources:
+            return False
+        if self.page.id != HISTORY_PAGE:
+            return text in self.english_by_page.get(HISTORY_PAGE, "")
+        return any(
+            text in self.english_by_page.get(page, "")
+            for page in constraint.sources
+            if page != HISTORY_PAGE
+        )
+
+    def history_section(self, constraint: m.Constraint) -> None:
+        """A constraint gating a desc at a feature level, citing the feature-level history: that
+        level's section names this operator and holds the quoted sentence."""
+        sections = _sections(self.english_raw, r"^#+ DML_FEATURE_LEVEL_(\d+_\d+)")
+        names = [self.spec.operator_type, *(alias.operator_type for alias in self.spec.aliases)]
+        levels = re.findall(r'level_at_least\(FeatureLevel, "(\d+_\d+)"\)', constraint.expr.source)
+        for level in levels:
+            section = plain(sections.get(level, ""))
+            named = any(re.search(rf"\b{name}\b", section) for name in names)
+            quoted = any(plain(sentence) in section for sentence in constraint.doc)
+            self.compare(
+                f"{constraint.id}: the DML_FEATURE_LEVEL_{level} section names the operator "
+                "and holds a quoted sentence",
+                "named, quoted",
+                f"{'named' if named else 'not named'}, {'quoted' if quoted else 'not quoted'}",
+            )
 
 
 def _without_type_line(text: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from dmlspec.conformance.base_desc import base_desc, base_descs
 from dmlspec.conformance.cases import type_groups
 from dmlspec.conformance.mutate import break_constraint
 from dmlspec.model import OperatorSpec
-from dmlspec.validation import validate_operator
+from dmlspec.validation import check_requires, validate_operator
 
 CATALOG = load_catalog()
 HIGHEST = CATALOG.common.highest_feature_level.name
@@ -267,3 +268,29 @@ def test_support_rows_per_function_apply_by_their_condition() -> None:
     desc.update(Function="AVERAGE")  # its rows allow floating outputs only
     averaged = validate_operator(operator(spec, desc)).fired()
     assert "SUPPORT.data_type" in averaged
+
+
+def test_changes_of_the_feature_level_history_gate_by_level() -> None:
+    """The history's 6_4 section: PADDING and PADDING1 accept DML_PADDING_MODE_WRAP, and
+    ACTIVATION_SOFTPLUS allows Steepness < 1; below 6_4 neither is valid. A Steepness of 0 is
+    valid from 6_4 but its result is undefined (the formula divides by it)."""
+    for name, rule in (("PADDING", "PADDING.C6"), ("PADDING1", "PADDING1.C6")):
+        spec = CATALOG.operator(name)
+        desc = dict(copy.deepcopy(BASES[name]) or {}, PaddingMode="WRAP")
+        assert validate_operator(operator(spec, desc), "6_4").valid
+        below = validate_operator(operator(spec, desc), "6_3")
+        assert below.fired() == (rule,)
+        assert "PaddingMode WRAP exists from DML_FEATURE_LEVEL_6_4" in below.violations[0].message
+    softplus = CATALOG.operator("ACTIVATION_SOFTPLUS")
+    for steepness in (0.5, 0.0, -2.0):
+        desc = dict(copy.deepcopy(BASES["ACTIVATION_SOFTPLUS"]) or {}, Steepness=steepness)
+        assert validate_operator(operator(softplus, desc), "6_4").valid
+        assert validate_operator(operator(softplus, desc), "6_3").fired() == (
+            "ACTIVATION_SOFTPLUS.C4",
+        )
+    size = BASES["ACTIVATION_SOFTPLUS"]["InputTensor"]["Sizes"]  # type: ignore[index]
+    inputs = {"InputTensor": np.ones(size, np.float32)}
+    zero = dict(copy.deepcopy(BASES["ACTIVATION_SOFTPLUS"]) or {}, Steepness=0.0)
+    report = check_requires(operator(softplus, zero), inputs, "6_4")
+    assert [v.constraint for v in report.violations] == ["ACTIVATION_SOFTPLUS.R1"]
+    assert report.undefined["OutputTensor"].all()

@@ -138,6 +138,41 @@ def test_a_misquoted_sentence_and_a_wrong_level_are_caught(
     assert any("FILL_VALUE_SEQUENCE.C1 quotes" in d and "not on the page" in d for d in differences)
 
 
+def test_a_level_gate_quoting_the_feature_level_history_is_checked_against_its_section(
+    tmp_path: Path, shared_dir: Path
+) -> None:
+    """ACTIVATION_SOFTPLUS.C4 quotes its page and the history's 6_4 section: each sentence must be
+    on one of them, and the level its expression names must be the section naming the operator."""
+
+    def wrong_level(spec: dict[str, Any]) -> None:
+        gate = next(c for c in spec["constraints"] if c["id"] == "ACTIVATION_SOFTPLUS.C4")
+        gate["expr"] = 'Steepness >= 1 or level_at_least(FeatureLevel, "6_3")'
+
+    differences = _differences(
+        _spec_copy(tmp_path / "level", "activation_softplus.json", wrong_level), shared_dir
+    )
+    assert differences == [
+        "ACTIVATION_SOFTPLUS [feature-level-history] ACTIVATION_SOFTPLUS.C4: the "
+        "DML_FEATURE_LEVEL_6_3 section names the operator and holds a quoted sentence: "
+        "page says named, quoted; spec says not named, not quoted"
+    ]
+
+    def misquoted(spec: dict[str, Any]) -> None:
+        gate = next(c for c in spec["constraints"] if c["id"] == "PADDING.C6")
+        gate["doc"] = ["Extended PADDING to accept DML_PADDING_MODE_WRAP."]
+
+    differences = _differences(
+        _spec_copy(tmp_path / "quote", "padding.json", misquoted), shared_dir
+    )
+    assert differences == [
+        "PADDING [feature-level-history] PADDING.C6 quotes 'Extended PADDING to accept "
+        "DML_PADDING_MODE_WRAP....': page says on the page; spec says not on the page",
+        "PADDING [feature-level-history] PADDING.C6: the DML_FEATURE_LEVEL_6_4 section names the "
+        "operator and holds a quoted sentence: page says named, quoted; "
+        "spec says named, not quoted",
+    ]
+
+
 def test_a_changed_page_is_caught(catalog: Catalog, shared_dir: Path, tmp_path: Path) -> None:
     docs = tmp_path / "shared"
     shutil.copytree(shared_dir, docs)

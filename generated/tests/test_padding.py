@@ -119,7 +119,7 @@ CELLS = (
     ("5_0", "OutputTensor", "rank", "7"),
     ("5_0", "OutputTensor", "rank", "8"),
 )
-CONSTRAINTS = ("PADDING.C1", "PADDING.C2", "PADDING.C3", "PADDING.C4", "PADDING.C5")
+CONSTRAINTS = ("PADDING.C1", "PADDING.C2", "PADDING.C3", "PADDING.C4", "PADDING.C5", "PADDING.C6")
 INTRODUCED = (
     ("2_1", "InputTensor", "data_type", "INT32"),
     ("2_1", "InputTensor", "data_type", "INT16"),

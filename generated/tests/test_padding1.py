@@ -59,7 +59,14 @@ CELLS = (
     ("5_0", "OutputTensor", "rank", "7"),
     ("5_0", "OutputTensor", "rank", "8"),
 )
-CONSTRAINTS = ("PADDING1.C1", "PADDING1.C2", "PADDING1.C3", "PADDING1.C4", "PADDING1.C5")
+CONSTRAINTS = (
+    "PADDING1.C1",
+    "PADDING1.C2",
+    "PADDING1.C3",
+    "PADDING1.C4",
+    "PADDING1.C5",
+    "PADDING1.C6",
+)
 INTRODUCED: tuple[tuple[str, str, str, str], ...] = ()
 LAYOUTS = ("padded", "permuted", "broadcast", "oversized")
 STRIDED_RULES = ("TENSOR.C4", "TENSOR.C5", "TENSOR.C10")

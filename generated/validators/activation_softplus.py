@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -53,8 +54,15 @@ def _c3(d: View) -> bool:
 
 
 def _c4(d: View) -> bool:
-    """ACTIVATION_SOFTPLUS.C4: Steepness must be at least 1."""
-    return bool(d.Steepness >= 1)
+    """ACTIVATION_SOFTPLUS.C4: Steepness must be at least 1 below DML_FEATURE_LEVEL_6_4."""
+    return bool(d.Steepness >= 1 or fn.level_at_least(d.FeatureLevel, "6_4"))
+
+
+def _r1(d: View) -> bool:
+    """ACTIVATION_SOFTPLUS.R1: Steepness must not be 0: the result ln(1 + exp(Steepness * x)) /
+    Steepness divides by it.
+    """
+    return bool(d.Steepness != 0)
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -94,15 +102,31 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "ACTIVATION_SOFTPLUS.C4",
         _c4,
-        "Steepness must be at least 1",
+        "Steepness must be at least 1 below DML_FEATURE_LEVEL_6_4",
         "/Steepness",
         operands=(
             ("Steepness", lambda d: d.Steepness),
+            ("FeatureLevel", lambda d: d.FeatureLevel),
         ),
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ACTIVATION_SOFTPLUS.R1",
+        _r1,
+        "Steepness must not be 0: the result ln(1 + exp(Steepness * x)) / Steepness divides by it",
+        "/Steepness",
+        operands=(
+            ("Steepness", lambda d: d.Steepness),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -171,7 +195,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ACTIVATION_SOFTPLUS.R1) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

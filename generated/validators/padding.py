@@ -77,6 +77,11 @@ def _c5(d: View) -> bool:
     return bool(d.PaddingMode != "SYMMETRIC" or fn.level_at_least(d.FeatureLevel, "3_0"))
 
 
+def _c6(d: View) -> bool:
+    """PADDING.C6: PaddingMode WRAP exists from DML_FEATURE_LEVEL_6_4."""
+    return bool(d.PaddingMode != "WRAP" or fn.level_at_least(d.FeatureLevel, "6_4"))
+
+
 def _r1(d: View) -> bool:
     """PADDING.R1: with PaddingMode REFLECTION, every padded dimension of InputTensor must have at
     least 2 elements.
@@ -163,6 +168,16 @@ RULES: tuple[Rule, ...] = (
         "PADDING.C5",
         _c5,
         "PaddingMode SYMMETRIC exists from DML_FEATURE_LEVEL_3_0",
+        "/PaddingMode",
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+        ),
+    ),
+    Rule(
+        "PADDING.C6",
+        _c6,
+        "PaddingMode WRAP exists from DML_FEATURE_LEVEL_6_4",
         "/PaddingMode",
         operands=(
             ("PaddingMode", lambda d: d.PaddingMode),
@@ -319,7 +334,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 5 PADDING error constraints.
+    level, the tensor rules, the support table row in force and the 6 PADDING error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

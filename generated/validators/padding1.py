@@ -84,6 +84,11 @@ def _c5(d: View) -> bool:
     )
 
 
+def _c6(d: View) -> bool:
+    """PADDING1.C6: PaddingMode WRAP exists from DML_FEATURE_LEVEL_6_4."""
+    return bool(d.PaddingMode != "WRAP" or fn.level_at_least(d.FeatureLevel, "6_4"))
+
+
 def _r1(d: View) -> bool:
     """PADDING1.R1: with PaddingMode REFLECTION, every padded dimension of InputTensor must have at
     least 2 elements.
@@ -160,6 +165,16 @@ RULES: tuple[Rule, ...] = (
                     fn.add_each(fn.add_each(d.InputTensor.Sizes, d.StartPadding), d.EndPadding)
                 ),
             ),
+        ),
+    ),
+    Rule(
+        "PADDING1.C6",
+        _c6,
+        "PaddingMode WRAP exists from DML_FEATURE_LEVEL_6_4",
+        "/PaddingMode",
+        operands=(
+            ("PaddingMode", lambda d: d.PaddingMode),
+            ("FeatureLevel", lambda d: d.FeatureLevel),
         ),
     ),
 )
@@ -249,7 +264,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a PADDING1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 5 PADDING1 error constraints.
+    level, the tensor rules, the support table row in force and the 6 PADDING1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
