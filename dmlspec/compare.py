@@ -33,13 +33,16 @@ def _bits(array: np.ndarray) -> np.ndarray:
 
 
 def exact_mismatches(
-    expected: np.ndarray, actual: np.ndarray, defined: np.ndarray | None = None, limit: int = 5
+    expected: np.ndarray,
+    actual: np.ndarray,
+    defined: np.ndarray | None = None,
+    limit: int | None = 5,
 ) -> list[Mismatch]:
-    """Cells (where `defined`) whose bits differ; the first `limit` of them."""
+    """Cells (where `defined`) whose bits differ; the first `limit` of them (None: all)."""
     differ = _bits(expected) != _bits(actual)
     if defined is not None:
         differ &= defined
-    cells = np.argwhere(differ)[:limit]
+    cells = np.argwhere(differ)[:limit]  # [:None]: all
     return [Mismatch(tuple(int(i) for i in c), expected[tuple(c)], actual[tuple(c)]) for c in cells]
 
 
@@ -50,7 +53,7 @@ def ulp_mismatches(
     max_ulps: int,
     defined: np.ndarray | None = None,
     abs_tolerance: float | np.ndarray | None = None,
-    limit: int = 5,
+    limit: int | None = 5,
 ) -> list[Mismatch]:
     """Cells farther than max_ulps ULPs (of `scale`, in the output type) from `expected`, and
     not within `abs_tolerance` (a number, or one per element) of it either. A NaN matches any

@@ -151,3 +151,35 @@ def test_an_intermediate_flushed_to_zero_is_within_an_expression_tolerance() -> 
     run_case(catalog, spec, Returns(-1.2056468e-38), case)  # computed without flushing
     with pytest.raises(CaseFailure, match="differs from the reference"):
         run_case(catalog, spec, Returns(-3.6e-38), case)  # 2 * |Alpha| * 2^-126 away
+
+
+def test_flushed_subnormals_excuse_only_the_cells_they_explain() -> None:
+    """FLOAT32 ADD of six subnormals and a 1: a backend that flushes the six passes; one that
+    also gets the seventh cell wrong fails, however many flushed cells come before it."""
+    from dmlspec.conformance.cases import Case
+    from dmlspec.conformance.check import CaseFailure, run_case
+
+    catalog = load_catalog()
+    spec = catalog.operator("ELEMENT_WISE_ADD")
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 7]}
+    operator = {
+        "type": "DML_OPERATOR_ELEMENT_WISE_ADD",
+        "desc": {"ATensor": tensor, "BTensor": tensor, "OutputTensor": tensor},
+    }
+    tiny = np.float32(1e-40)  # subnormal in FLOAT32
+    a = np.array([[[[tiny] * 6 + [1.0]]]], dtype=np.float32)
+    case = Case(operator, {"ATensor": a, "BTensor": np.zeros_like(a)}, "6_4", 0)
+
+    class Returns:
+        def __init__(self, output: np.ndarray) -> None:
+            self.output = output
+
+        def run(self, operator: object, given: object) -> dict[str, np.ndarray]:
+            return {"OutputTensor": self.output.copy()}
+
+    flushed = np.where(a == tiny, np.float32(0), a)
+    run_case(catalog, spec, Returns(flushed), case)
+    wrong = flushed.copy()
+    wrong[0, 0, 0, 6] = 2.0
+    with pytest.raises(CaseFailure, match=r"at \[0, 0, 0, 6\]: expected np.float32\(1.0\)"):
+        run_case(catalog, spec, Returns(wrong), case)

@@ -37,12 +37,15 @@ def _fail(case: Case, what: str) -> CaseFailure:
     return CaseFailure(f"{what}\n--- case ---\n{case.describe()}")
 
 
+MISMATCHES_SHOWN = 5  # cells a failure message names
+
+
 def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> None:
     """Raise CaseFailure unless the backend's outputs match the reference where defined.
 
     Raises Unsupported when the backend does not implement the case (a skip, never a pass)."""
     expected, collisions = reference.run_recording(case.operator, case.inputs)
-    alternatives = _flushed_alternatives(catalog, spec, case, expected)
+    alternatives = flushed_alternatives(catalog, spec, case, expected)
     desc = case.operator["desc"]
     logical = {
         name: _logical(value, desc[name])
@@ -51,12 +54,8 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
     }
     requires = check_requires(case.operator, logical, case.feature_level)
     undefined = dict(requires.undefined)
-    if alternatives:  # what flushing subnormal inputs leaves undefined is undefined too
-        flushed = {n: flush_subnormals(np.asarray(a)) for n, a in logical.items()}
-        for name, mask in check_requires(
-            case.operator, flushed, case.feature_level
-        ).undefined.items():
-            undefined[name] = undefined[name] | mask if name in undefined else mask
+    if alternatives:
+        undefined = undefined_when_flushed(case.operator, logical, case.feature_level, undefined)
     given = {
         k: [a.copy() for a in v] if isinstance(v, list) else v.copy()
         for k, v in case.inputs.items()
@@ -154,16 +153,26 @@ def _check_output(
         if got.reshape(-1)[cell].tobytes() not in choices:
             value = got.reshape(-1)[cell]
             problems.append(f"cell {cell}: {value!r} is none of the colliding updates {values}")
-    mismatches = _compare(catalog, spec, case, field, tensor, want, got, defined)
+    # Every mismatched cell (not the first few) when other results may explain some of them.
+    limit = None if alternatives else MISMATCHES_SHOWN
+    mismatches = _compare(catalog, spec, case, field, tensor, want, got, defined, limit)
     for other in alternatives:  # subnormals flushed, where the data type allows it
         if not mismatches:
             break
         if is_strided(tensor):
             other = logical_view(other, tensor)
         mismatches = _compare(
-            catalog, spec, case, field, tensor, other, got, defined & _cells(mismatches, want.shape)
+            catalog,
+            spec,
+            case,
+            field,
+            tensor,
+            other,
+            got,
+            defined & _cells(mismatches, want.shape),
+            limit,
         )
-    problems += [str(m) for m in mismatches]
+    problems += [str(m) for m in mismatches[:MISMATCHES_SHOWN]]
     if problems:
         raise _fail(case, f"{label} differs from the reference:\n  " + "\n  ".join(problems[:5]))
 
@@ -175,7 +184,22 @@ def _cells(mismatches: list[Any], shape: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
-def _flushed_alternatives(
+def undefined_when_flushed(
+    operator: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+    level: str,
+    undefined: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """`undefined` widened by what the requires rules leave undefined once the (logical)
+    inputs' subnormals are flushed: a backend that flushes may meet, say, a zero divisor."""
+    flushed = {n: flush_subnormals(np.asarray(a)) for n, a in inputs.items()}
+    widened = dict(undefined)
+    for name, mask in check_requires(operator, flushed, level).undefined.items():
+        widened[name] = widened[name] | mask if name in widened else mask
+    return widened
+
+
+def flushed_alternatives(
     catalog: Catalog, spec: OperatorSpec, case: Case, expected: dict[str, np.ndarray]
 ) -> list[dict[str, np.ndarray]]:
     """Other correct results of an arithmetic operator whose data types may flush subnormals
@@ -231,17 +255,20 @@ def _compare(
     want: np.ndarray,
     got: np.ndarray,
     defined: np.ndarray,
+    limit: int | None,
 ) -> list[Any]:
+    """The cells where `got` differs from `want` by the output's rule (the first `limit`)."""
     data_type = str(tensor.get("DataType", "")).removeprefix("DML_TENSOR_DATA_TYPE_")
     kind = catalog.common.data_type(data_type).kind
     env = bind_desc(catalog.common, spec, case.operator["desc"])
     rule = spec.checked_semantics.comparison_for(name, kind, data_type, env)
     if rule.rule == "exact" or rule.max_ulps is None:
-        return exact_mismatches(want, got, defined)
+        return exact_mismatches(want, got, defined, limit)
     if rule.terms is not None:
-        return _accumulated(catalog, spec, case, name, rule, env, want, got, defined)
+        return _accumulated(catalog, spec, case, name, rule, env, want, got, defined, limit)
+    tolerance = rule.absolute_tolerance(env)
     if rule.ulp_scale is None:  # the ULP of each expected element
-        return ulp_mismatches(want, got, want, rule.max_ulps, defined, rule.absolute_tolerance(env))
+        return ulp_mismatches(want, got, want, rule.max_ulps, defined, tolerance, limit)
     env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
     # The larger of the expected value and the rule's magnitude: a formula whose terms are
     # larger than its result (cancellation) is allowed their rounding.
@@ -250,7 +277,7 @@ def _compare(
         np.broadcast_to(np.asarray(rule.ulp_scale.evaluate(env), dtype=np.float64), (want.size,)),
     )
     return ulp_mismatches(
-        want, got, scale.reshape(want.shape), rule.max_ulps, defined, rule.absolute_tolerance(env)
+        want, got, scale.reshape(want.shape), rule.max_ulps, defined, tolerance, limit
     )
 
 
@@ -293,6 +320,7 @@ def _accumulated(
     want: np.ndarray,
     got: np.ndarray,
     defined: np.ndarray,
+    limit: int | None,
 ) -> list[Any]:
     """max_ulps * ULP(expected) + terms * eps * magnitude. Where that bound reaches past the
     output type's largest value, the order of the accumulation decides whether an intermediate
@@ -309,4 +337,5 @@ def _accumulated(
         rule.max_ulps,
         defined & ~order_decides,
         tolerance + (rule.absolute_tolerance(env) or 0.0),
+        limit,
     )
