@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Mismatch", "exact_mismatches", "flush_subnormals", "ulp_mismatches"]
+__all__ = ["MISMATCHES_SHOWN", "Mismatch", "exact_mismatches", "flush_subnormals", "ulp_mismatches"]
+
+
+MISMATCHES_SHOWN = 5  # the cells a failure message names
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ def exact_mismatches(
     expected: np.ndarray,
     actual: np.ndarray,
     defined: np.ndarray | None = None,
-    limit: int | None = 5,
+    limit: int | None = MISMATCHES_SHOWN,
 ) -> list[Mismatch]:
     """Cells (where `defined`) whose bits differ; the first `limit` of them (None: all)."""
     differ = _bits(expected) != _bits(actual)
@@ -53,7 +56,7 @@ def ulp_mismatches(
     max_ulps: int,
     defined: np.ndarray | None = None,
     abs_tolerance: float | np.ndarray | None = None,
-    limit: int | None = 5,
+    limit: int | None = MISMATCHES_SHOWN,
 ) -> list[Mismatch]:
     """Cells farther than max_ulps ULPs (of `scale`, in the output type) from `expected`, and
     not within `abs_tolerance` (a number, or one per element) of it either. A NaN matches any

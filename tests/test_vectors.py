@@ -45,8 +45,8 @@ VECTOR_OPS = (
 def vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("vectors")
     # The seed operators and two of the element-wise family (a selection and a bit operator):
-    # every family operator's cases go through the same export code. (run-vectors does not yet
-    # apply FLOAT32's subnormal allowance, so arithmetic operators' vectors are not checked here.)
+    # every family operator's cases go through the same export code. An arithmetic operator's
+    # vectors (their subnormal alternatives) are checked by their own test below.
     result = cli("export", "--out", str(out), "--ops", *VECTOR_OPS)
     assert result.returncode == 0, result.stderr
     return out
@@ -354,3 +354,76 @@ def test_allow_any_path_lets_a_model_read_outside_its_folder(tmp_path: Path) -> 
     assert cli("dispatch", str(path)).returncode == 2
     allowed = cli("dispatch", str(path), "--allow-any-path")
     assert allowed.stdout == "Resource 'a': 7, 8\n"
+
+
+class _Returns:
+    """A backend returning one fixed output."""
+
+    def __init__(self, output: np.ndarray) -> None:
+        self.output = output
+
+    def run(self, operator: object, inputs: object) -> dict[str, np.ndarray]:
+        return {"OutputTensor": self.output.copy()}
+
+
+def test_run_vectors_accepts_flushed_subnormals_only_where_they_explain_a_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FLOAT32 may flush subnormals: an arithmetic case's output lists its flushed result as an
+    alternative, and a cell may match either; a later wrong cell still fails, however many
+    flushed cells come before it."""
+    from dmlspec.conformance.cases import Case
+    from dmlspec.vectors.run import VectorsError, run_vectors
+
+    spec = CATALOG.operator("ELEMENT_WISE_ADD")
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 7]}
+    operator = {
+        "type": "DML_OPERATOR_ELEMENT_WISE_ADD",
+        "desc": {"ATensor": tensor, "BTensor": tensor, "OutputTensor": tensor},
+    }
+    tiny = np.float32(1e-40)  # subnormal in FLOAT32
+    a = np.array([[[[tiny] * 6 + [1.0]]]], dtype=np.float32)
+    case = Case(operator, {"ATensor": a, "BTensor": np.zeros_like(a)}, "6_4", 0)
+    monkeypatch.setattr(
+        export_module,
+        "iter_cases",
+        lambda *_: iter([export_module.ExportedCase("add-flushed", spec, case)]),
+    )
+    manifest = export(CATALOG, tmp_path, ["ELEMENT_WISE_ADD"], "6_4", "ci", ("dxdispatch",))
+    rules = manifest["cases"][0]["outputs"]["OutputTensor"]
+    assert rules["alternatives"] == ["flushed_OutputTensor_0.npy"]
+    flushed = np.where(a == tiny, np.float32(0), a)
+    assert np.load(tmp_path / "add-flushed" / "flushed_OutputTensor_0.npy").tolist() == (
+        flushed.tolist()
+    )
+
+    assert [r.outcome for r in run_vectors(tmp_path, _Returns(a))] == ["passed"]
+    assert [r.outcome for r in run_vectors(tmp_path, _Returns(flushed))] == ["passed"]
+    wrong = flushed.copy()
+    wrong[0, 0, 0, 6] = 2.0
+    (result,) = run_vectors(tmp_path, _Returns(wrong))
+    assert result.outcome == "failed" and "at [0, 0, 0, 6]: expected np.float32(1.0)" in (
+        result.message
+    )
+
+    manifest["cases"][0]["outputs"]["OutputTensor"]["alternatives"] = [3]
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VectorsError, match="alternatives must list file names; got 3"):
+        run_vectors(tmp_path, _Returns(a))
+    manifest["cases"][0]["outputs"]["OutputTensor"]["alternatives"] = ["ATensor.npy"]
+    np.save(tmp_path / "add-flushed" / "ATensor.npy", a.astype(np.float64))
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VectorsError, match=r"must be FLOAT32 .* the file holds float64"):
+        run_vectors(tmp_path, _Returns(a))
+
+
+def test_arithmetic_vectors_pass_on_a_backend_that_flushes_subnormals(tmp_path: Path) -> None:
+    """XLA on CPU flushes FLOAT32 subnormals: ELEMENT_WISE_MULTIPLY's exported vectors (edge
+    values include subnormals) pass on jax through their alternatives."""
+    result = cli("export", "--out", str(tmp_path), "--ops", "ELEMENT_WISE_MULTIPLY")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert any("alternatives" in c["outputs"]["OutputTensor"] for c in manifest["cases"])
+    result = cli("run-vectors", str(tmp_path), "--backend", "jax")
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert " 0 failed" in result.stdout

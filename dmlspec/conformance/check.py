@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import reference
 from ..binding import bind_desc
-from ..compare import exact_mismatches, flush_subnormals, ulp_mismatches
+from ..compare import MISMATCHES_SHOWN, exact_mismatches, flush_subnormals, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, OperatorSpec
 from ..reference.layout import changed_outside_view, is_strided, logical_view
@@ -35,9 +35,6 @@ class CaseFailure(AssertionError):
 
 def _fail(case: Case, what: str) -> CaseFailure:
     return CaseFailure(f"{what}\n--- case ---\n{case.describe()}")
-
-
-MISMATCHES_SHOWN = 5  # cells a failure message names
 
 
 def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> None:

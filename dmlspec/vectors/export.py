@@ -7,6 +7,10 @@ are undefined, their mask (undefined_<Output>.npy); and, where ONNX can express 
 ONNX node-test layout (onnx/model.onnx, onnx/test_data_set_0/{input,output}_N.pb).
 manifest.json lists every case: id, operator, feature level, data types, files, comparison
 rule, and which cells are undefined (for colliding writes, the allowed values as bit patterns).
+Where an arithmetic operator's data types may flush subnormals (the common spec's rule), an
+output's `alternatives` name its other correct results (flushed_<Output>_N.npy: the expected
+output flushed, the reference run on flushed inputs): each cell may match the expected file or
+any alternative, by the same rule; what flushed inputs leave undefined is in the mask.
 The same command writes byte-identical files, and only regular files inside the output
 folder: a symbolic link planted there is replaced, never written through.
 
@@ -35,7 +39,11 @@ import numpy as np
 from .. import reference
 from ..binding import bind_desc
 from ..conformance.cases import Case, CellChoice, draw_case, example_operator, rows_at
-from ..conformance.check import accumulation_tolerance
+from ..conformance.check import (
+    accumulation_tolerance,
+    flushed_alternatives,
+    undefined_when_flushed,
+)
 from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, OperatorSpec
 from ..reference.layout import is_strided, logical_view
@@ -166,6 +174,22 @@ def _rule_entry(rule: Any, env: Any) -> dict[str, Any]:
     return entry
 
 
+def _alternative_files(
+    stem: str, expected: np.ndarray, label: str, alternatives: list[dict[str, Any]]
+) -> dict[str, bytes]:
+    """The other correct results of one output where its data type may flush subnormals
+    (the expected output flushed, the reference on flushed inputs), each distinct one once."""
+    files: dict[str, bytes] = {}
+    seen = {expected.tobytes()}
+    for alternative in alternatives:
+        other = next((a for name, _, a, _, _ in items(alternative) if name == label), None)
+        if other is None or np.asarray(other).tobytes() in seen:
+            continue
+        seen.add(np.asarray(other).tobytes())
+        files[f"flushed_{stem}_{len(files)}.npy"] = _npy(np.asarray(other))
+    return files
+
+
 def _json_value(value: Any) -> Any:
     """A JSON number, or DxDispatch's "nan"/"inf"/"-inf" strings."""
     if isinstance(value, float) and not np.isfinite(value):
@@ -293,6 +317,12 @@ def export(
         outputs, collisions = reference.run_recording(case.operator, case.inputs)
         packed_case, packed_outputs = _packed(case, outputs)
         requires = check_requires(packed_case.operator, packed_case.inputs, case.feature_level)
+        undefined_masks = dict(requires.undefined)
+        alternatives = flushed_alternatives(catalog, spec, case, outputs)
+        if alternatives:
+            undefined_masks = undefined_when_flushed(
+                packed_case.operator, packed_case.inputs, case.feature_level, undefined_masks
+            )
         files: dict[str, bytes] = {
             f"{stem}.npy": _npy(a) for _, stem, a, _, _ in items(case.inputs)
         }
@@ -313,9 +343,13 @@ def export(
         allowed = dict(requires.allowed)
         for name, stem, array, field, index in items(outputs):
             tensor = _tensor(case.operator["desc"], field, index)
-            undefined = requires.undefined.get(name)
+            undefined = undefined_masks.get(name)
             rule, env = _rule(catalog, spec, case, field, tensor["DataType"])
             output_entry = {"expected": f"expected_{stem}.npy", **_rule_entry(rule, env)}
+            flushed = _alternative_files(stem, array, name, alternatives)
+            if flushed:
+                files |= flushed
+                output_entry["alternatives"] = sorted(flushed)
             if rule.terms is not None and rule.max_ulps is not None:
                 # The accumulated-rounding bound, per element; where it reaches past the type's
                 # range the order of accumulation decides overflow: undefined.

@@ -8,7 +8,9 @@ folder raises `VectorsError`, one line naming the file and what is wrong.
 
 A strided output (its manifest entry has a `view`) is a whole buffer: the elements outside the
 view must be bitwise those expected (the initial buffer's, unchanged), and the view is
-compared by the rules like any output."""
+compared by the rules like any output. An output's `alternatives` (subnormals flushed, where
+its data type allows it) are other correct results: a cell that misses the expected value may
+match any of them, by the same rule."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compare import exact_mismatches, ulp_mismatches
+from ..compare import MISMATCHES_SHOWN, exact_mismatches, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
 from ..limits import cut, quote
@@ -62,6 +64,31 @@ def _scale(rule: dict[str, Any], operator: dict[str, Any], count: int) -> np.nda
     env.values["k"] = np.arange(count, dtype=np.float64)  # every element at once
     values = comparison.ulp_scale.evaluate(env)  # type: ignore[union-attr]
     return np.broadcast_to(np.asarray(values, dtype=np.float64), (count,))
+
+
+def _mismatches(
+    rules: dict[str, Any],
+    operator: dict[str, Any],
+    expected: np.ndarray,
+    actual: np.ndarray,
+    defined: np.ndarray,
+    limit: int | None,
+) -> list[Any]:
+    """Where `actual` differs from `expected` by the output's rule, in the defined cells (the
+    first `limit` of them; None: all)."""
+    if rules["rule"] != "ulp":
+        return exact_mismatches(expected, actual, defined, limit)
+    scale = (
+        expected
+        if rules.get("ulp_scale") is None  # the ULP of each expected element
+        else np.maximum(
+            np.abs(expected.astype(np.float64)),
+            _scale(rules, operator, expected.size).reshape(expected.shape),
+        )
+    )
+    return ulp_mismatches(
+        expected, actual, scale, rules["max_ulps"], defined, rules.get("abs_tolerance"), limit
+    )
 
 
 class _Folder:
@@ -217,6 +244,7 @@ class _Expected:
     rules: dict[str, Any]
     array: np.ndarray
     undefined: np.ndarray | None
+    alternatives: tuple[np.ndarray, ...] = ()  # other correct results (subnormals flushed)
 
 
 def _expected(
@@ -288,8 +316,25 @@ def _expected(
                     f"{at}/colliding_writes/{quote(cell)} must map a cell below {array.size} "
                     "to a list of hexadecimal bit patterns"
                 )
-        checked[name] = _Expected(rules, array, undefined)
+        alternatives = tuple(
+            _expect_array(
+                files.array(_listed(other, f"{at}/alternatives"), "alternative", case_id),
+                tensor,
+                f"{case_id}/{other}",
+                name,
+            )
+            for other in (
+                _field(rules, "alternatives", list, at) if "alternatives" in rules else ()
+            )
+        )
+        checked[name] = _Expected(rules, array, undefined, alternatives)
     return checked
+
+
+def _listed(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise VectorsError(f"{where} must list file names; got {quote(value)}")
+    return value
 
 
 def _run_one(
@@ -327,6 +372,7 @@ def _run_one(
                 f"{name} is {actual.dtype}{list(actual.shape)}; "
                 f"expected {expected.dtype}{list(expected.shape)}",
             )
+        alternatives = checked.alternatives
         if "view" in rules:
             view = rules["view"]
             changed = changed_outside_view(expected, actual, view)
@@ -338,6 +384,7 @@ def _run_one(
                     f"(first at {int(changed[0])})",
                 )
             expected, actual = logical_view(expected, view), logical_view(actual, view)
+            alternatives = tuple(logical_view(a, view) for a in alternatives)
         defined = np.ones(expected.shape, dtype=bool)
         if checked.undefined is not None:
             defined &= ~checked.undefined
@@ -348,20 +395,16 @@ def _run_one(
                 return VectorResult(
                     entry["id"], "failed", f"{name} cell {cell} holds none of the colliding writes"
                 )
-        if rules["rule"] == "ulp":
-            scale = (
-                expected
-                if rules.get("ulp_scale") is None  # the ULP of each expected element
-                else np.maximum(
-                    np.abs(expected.astype(np.float64)),
-                    _scale(rules, operator, expected.size).reshape(expected.shape),
-                )
-            )
-            mismatches = ulp_mismatches(
-                expected, actual, scale, rules["max_ulps"], defined, rules.get("abs_tolerance")
-            )
-        else:
-            mismatches = exact_mismatches(expected, actual, defined)
+        limit = None if alternatives else MISMATCHES_SHOWN  # all where others may explain
+        mismatches = _mismatches(rules, operator, expected, actual, defined, limit)
+        for other in alternatives:  # a cell may match any other correct result instead
+            if not mismatches:
+                break
+            cells = np.zeros(expected.shape, dtype=bool)
+            for mismatch in mismatches:
+                cells[mismatch.index] = True
+            mismatches = _mismatches(rules, operator, other, actual, defined & cells, limit)
+        mismatches = mismatches[:MISMATCHES_SHOWN]
         if mismatches:
             return VectorResult(entry["id"], "failed", f"{name} " + "; ".join(map(str, mismatches)))
     return VectorResult(entry["id"], "passed")
