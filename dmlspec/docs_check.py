@@ -579,6 +579,18 @@ def _check_common(common: m.CommonSpec, docs_dir: Path, report: DocsReport) -> N
                     where[-1:] or ["absent"],
                     [data_type.since],
                 )
+        for operator_set in common.operator_sets:
+            if "feature-level-history" not in operator_set.sources:
+                continue
+            for member, since in operator_set.since:
+                section = plain(sections.get(since, ""))
+                stated = f"DML_OPERATOR_{member}" in section and "fused activation" in section
+                compare(
+                    "feature-level-history",
+                    f"{operator_set.name} holds {member} from {since}",
+                    "stated" if stated else "not stated in that level's section",
+                    "stated",
+                )
         ranges = common.dimension_count
         for lower, higher in itertools.pairwise(ranges):
             sentence = f"increased from {lower.max} to {higher.max}"

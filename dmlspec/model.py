@@ -311,10 +311,13 @@ class OperatorSet:
     doc: str
     sources: tuple[str, ...]
     note: str | None = None
+    since: tuple[tuple[str, str], ...] = ()  # (member, level) for members that joined later
 
     def to_json(self) -> Json:
         data: Json = {"name": self.name, "operators": list(self.operators), "doc": self.doc}
         data["sources"] = list(self.sources)
+        if self.since:
+            data["since"] = dict(self.since)
         _put(data, "note", self.note)
         return data
 

@@ -222,6 +222,45 @@ def test_fused_activations_are_checked_against_their_operator_set() -> None:
     )
 
 
+def test_an_operator_desc_field_holds_an_operator_from_its_level() -> None:
+    """A fused activation exists from its operator's introduction level (GELU: 5_1), and one
+    that joined the fused set later from that level (the history adds ELEMENT_WISE_CLIP at
+    6_0); RNN's activation arrays are read item by item."""
+    spec = CATALOG.operator("ELEMENT_WISE_ADD1")
+    desc = copy.deepcopy(BASES["ELEMENT_WISE_ADD1"])
+    assert desc is not None
+    cases = (
+        ({"Type": "ACTIVATION_GELU"}, "5_1", "DML_OPERATOR_ACTIVATION_GELU was introduced in"),
+        (
+            {"Type": "ELEMENT_WISE_CLIP", "Min": 0.0, "Max": 1.0},
+            "6_0",
+            "FUSED_ACTIVATIONS holds ELEMENT_WISE_CLIP from",
+        ),
+    )
+    for fused, since, reason in cases:
+        desc["FusedActivation"] = fused
+        assert validate_operator(operator(spec, desc), since).valid
+        below = CATALOG.common.feature_levels[CATALOG.common.level_rank(since) - 1].name
+        (violation,) = validate_operator(operator(spec, desc), below).violations
+        assert violation.constraint == "LEVEL.operator_desc"
+        assert violation.path == "/desc/FusedActivation/Type"
+        assert violation.message == (
+            f"FusedActivation.Type {fused['Type']}: {reason} DML_FEATURE_LEVEL_{since}; "
+            f"it cannot be held at {below}"
+        )
+    rnn = CATALOG.operator("RNN")
+    rnn_desc = copy.deepcopy(BASES["RNN"])
+    assert rnn_desc is not None and rnn_desc["ActivationDescCount"] >= 1
+    rnn_desc["ActivationDescs"][-1] = {"Type": "ACTIVATION_GELU"}
+    assert validate_operator(operator(rnn, rnn_desc), "5_1").valid
+    (violation,) = validate_operator(operator(rnn, rnn_desc), "5_0").violations
+    last = rnn_desc["ActivationDescCount"] - 1
+    assert (violation.constraint, violation.path) == (
+        "LEVEL.operator_desc",
+        f"/desc/ActivationDescs/{last}/Type",
+    )
+
+
 def test_arrays_must_have_their_count_field_items() -> None:
     spec = CATALOG.operator("JOIN")
     desc = copy.deepcopy(BASES["JOIN"])

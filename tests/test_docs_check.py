@@ -210,3 +210,16 @@ def test_cli_check_docs(shared_dir: Path, tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stderr.startswith("dmlspec: docs folder not found:")
     assert "Traceback" not in missing.stderr
+
+
+def test_a_fused_set_member_at_the_wrong_level_is_caught(tmp_path: Path, shared_dir: Path) -> None:
+    spec_dir = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, spec_dir)
+    common = json.loads((spec_dir / "common.json").read_text())
+    fused = next(s for s in common["operator_sets"] if s["name"] == "FUSED_ACTIVATIONS")
+    fused["since"] = {"ELEMENT_WISE_CLIP": "5_2"}
+    (spec_dir / "common.json").write_text(json.dumps(common))
+    assert _differences(load_catalog(spec_dir), shared_dir) == [
+        "common [feature-level-history] FUSED_ACTIVATIONS holds ELEMENT_WISE_CLIP from 5_2: "
+        "page says not stated in that level's section; spec says stated"
+    ]

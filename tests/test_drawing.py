@@ -73,3 +73,25 @@ def test_windows_are_solved_for_not_left_to_chance(monkeypatch: pytest.MonkeyPat
             )
             descs += 1
         assert validations[spec.operator_type] / descs < most, operator
+
+
+def test_fused_activations_are_drawn_from_those_the_level_holds() -> None:
+    """A FusedActivation drawn at 5_0 is never GELU (5_1) or ELEMENT_WISE_CLIP (a fused
+    activation from 6_0), so no draw is wasted on a desc the level rejects; at 6_4 both turn
+    up, and ELEMENT_WISE_ADD1's descs drawn at 5_0 are valid there."""
+    import random
+
+    def fused(level: str) -> Counter[str]:
+        rng = random.Random(0)
+        return Counter(
+            cases._draw_activation(CATALOG, "FUSED_ACTIVATIONS", rng, level)["Type"]
+            for _ in range(300)
+        )
+
+    later = {"ACTIVATION_GELU", "ELEMENT_WISE_CLIP"}
+    assert not later & set(fused("5_0")) and later <= set(fused("6_4"))
+    spec = CATALOG.operator("ELEMENT_WISE_ADD1")
+    rng = random.Random(1)
+    for _ in range(20):
+        operator = cases.draw_desc(CATALOG, spec, "5_0", rng)
+        assert validate_operator(operator, "5_0").valid

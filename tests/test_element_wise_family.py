@@ -183,3 +183,38 @@ def test_flushed_subnormals_excuse_only_the_cells_they_explain() -> None:
     wrong[0, 0, 0, 6] = 2.0
     with pytest.raises(CaseFailure, match=r"at \[0, 0, 0, 6\]: expected np.float32\(1.0\)"):
         run_case(catalog, spec, Returns(wrong), case)
+
+
+def test_a_fused_activations_requires_rules_read_the_operators_result() -> None:
+    """ELEMENT_WISE_ADD1 with a fused HARDMAX: a NaN operand makes the add's result NaN, where
+    ACTIVATION_HARDMAX.R1 leaves the hardmax undefined (onnxruntime skips NaN, NumPy picks
+    it), so any output is accepted; with no NaN the output is judged, even though the
+    output's effective rank (3) is more than HARDMAX alone allows."""
+    from dmlspec.conformance.cases import Case
+    from dmlspec.conformance.check import CaseFailure, fused_undefined, run_case
+
+    catalog = load_catalog()
+    spec = catalog.operator("ELEMENT_WISE_ADD1")
+    tensor = {"DataType": "FLOAT32", "Sizes": [2, 2, 3]}
+    operator = {
+        "type": "DML_OPERATOR_ELEMENT_WISE_ADD1",
+        "desc": {
+            "ATensor": tensor,
+            "BTensor": tensor,
+            "OutputTensor": tensor,
+            "FusedActivation": {"Type": "ACTIVATION_HARDMAX"},
+        },
+    }
+    a = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+
+    class Returns:
+        def run(self, operator: object, given: object) -> dict[str, np.ndarray]:
+            return {"OutputTensor": np.full((2, 2, 3), 7.0, np.float32)}
+
+    with_nan = Case(operator, {"ATensor": a, "BTensor": np.where(a == 4, np.nan, a)}, "6_4", 0)
+    assert fused_undefined(catalog, spec, with_nan)["OutputTensor"].all()
+    run_case(catalog, spec, Returns(), with_nan)
+    without = Case(operator, {"ATensor": a, "BTensor": a}, "6_4", 0)
+    assert fused_undefined(catalog, spec, without) == {}
+    with pytest.raises(CaseFailure, match="differs from the reference"):
+        run_case(catalog, spec, Returns(), without)

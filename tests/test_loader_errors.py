@@ -101,6 +101,19 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
         [f"spec/common.json at /data_types/1/since: unknown feature level '0_5' (known: {LEVELS})"],
     ),
     (
+        "an operator set's since naming a non-member and an unknown level",
+        "common.json",
+        lambda common: common["operator_sets"][1].update(
+            since={"ELEMENT_WISE_ADD": "6_0", "ELEMENT_WISE_CLIP": "7_0"}
+        ),
+        [
+            "spec/common.json at /operator_sets/1/since/ELEMENT_WISE_ADD: 'ELEMENT_WISE_ADD' is "
+            "not a member of FUSED_ACTIVATIONS",
+            "spec/common.json at /operator_sets/1/since/ELEMENT_WISE_CLIP: unknown feature level "
+            f"'7_0' (known: {LEVELS})",
+        ],
+    ),
+    (
         "unknown data type",
         "operators/scatter_nd.json",
         lambda spec: spec["support"][0]["tensors"][0]["data_types"].__setitem__(0, "FLOAT128"),

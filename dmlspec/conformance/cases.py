@@ -347,7 +347,7 @@ def draw_desc(
             elif field.name in when_choices(row) and field.kind == "enum":
                 desc[field.name] = rng.choice(when_choices(row)[field.name])
             else:
-                _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng)
+                _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng, level)
         wanted = [
             f"{t.name}.Sizes"
             for t in spec.tensor_fields
@@ -484,7 +484,12 @@ _SCALES = (1.0, 0.5, 2.0, -1.0, 0.25, -0.5)
 
 
 def _draw_attribute(
-    catalog: Catalog, field: Field, desc: dict[str, Any], rank: int, rng: random.Random
+    catalog: Catalog,
+    field: Field,
+    desc: dict[str, Any],
+    rank: int,
+    rng: random.Random,
+    level: str,
 ) -> None:
     """Floats, enums, BOOLs, ScaleBias, fused activations and axis arrays: a plain value, or
     for an optional field now and then none (validation keeps only what the spec allows)."""
@@ -501,28 +506,35 @@ def _draw_attribute(
         # whether a device fuses the multiply-add or not.
         desc[field.name] = {"Scale": rng.choice(_SCALES), "Bias": rng.choice(_FLOATS)}
     elif field.kind == "operator_desc" and field.operator_set:
-        desc[field.name] = _draw_activation(catalog, field.operator_set, rng)
+        desc[field.name] = _draw_activation(catalog, field.operator_set, rng, level)
     elif field.kind == "uint_array" and field.count_field:
         axes = sorted(rng.sample(range(rank), rng.randint(1, rank)))
         desc[field.name] = axes
         desc[field.count_field] = len(axes)
 
 
-def _draw_activation(catalog: Catalog, operator_set: str, rng: random.Random) -> dict[str, Any]:
-    """A member of the operator set (an activation) with its own attributes drawn, inline."""
-    members = next(o for o in catalog.common.operator_sets if o.name == operator_set).operators
+def _draw_activation(
+    catalog: Catalog, operator_set: str, rng: random.Random, level: str
+) -> dict[str, Any]:
+    """A member of the operator set (an activation) the set holds at `level`, with its own
+    attributes drawn, inline."""
+    members = next(o for o in catalog.common.operator_sets if o.name == operator_set)
+    since = dict(members.since)
+    rank = catalog.common.level_rank(level)
     # A fused activation is given without tensors: one needing another input (PARAMETERIZED_RELU's
     # SlopeTensor) cannot run fused.
     fusable = [
         m
-        for m in sorted(members)
+        for m in sorted(members.operators)
         if {f.name for f in catalog.operator(m).tensor_fields} <= {"InputTensor", "OutputTensor"}
+        and catalog.common.level_rank(catalog.operator(m).introduced) <= rank
+        and catalog.common.level_rank(since.get(m, "1_0")) <= rank
     ]
     spec = catalog.operator(rng.choice(fusable))
     activation: dict[str, Any] = {"Type": spec.name}
     for field in spec.fields:
         if not field.is_tensor and not field.is_tensor_array:
-            _draw_attribute(catalog, field, activation, 1, rng)
+            _draw_attribute(catalog, field, activation, 1, rng, level)
     return activation
 
 

@@ -23,7 +23,8 @@ from ..compare import MISMATCHES_SHOWN, exact_mismatches, flush_subnormals, ulp_
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, OperatorSpec
 from ..reference.layout import changed_outside_view, is_strided, logical_view
-from ..validation import check_requires
+from ..validation import check_requires, validator_for
+from ..validation.engine import check_requires_with
 from .cases import Case
 
 __all__ = ["CaseFailure", "run_case"]
@@ -50,7 +51,7 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
         if name not in expected
     }
     requires = check_requires(case.operator, logical, case.feature_level)
-    undefined = dict(requires.undefined)
+    undefined = _merged(requires.undefined, fused_undefined(catalog, spec, case))
     if alternatives:
         undefined = undefined_when_flushed(case.operator, logical, case.feature_level, undefined)
     given = {
@@ -179,6 +180,54 @@ def _cells(mismatches: list[Any], shape: tuple[int, ...]) -> np.ndarray:
     for mismatch in mismatches:
         mask[mismatch.index] = True
     return mask
+
+
+def _merged(*masks: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    merged: dict[str, np.ndarray] = {}
+    for by_output in masks:
+        for name, mask in by_output.items():
+            merged[name] = merged[name] | mask if name in merged else mask
+    return merged
+
+
+def fused_undefined(catalog: Catalog, spec: OperatorSpec, case: Case) -> dict[str, np.ndarray]:
+    """What a fused activation's own requires rules leave undefined in OutputTensor, read on
+    the activation's input: the operator's result before it (a fused HARDMAX given a NaN)."""
+    desc = case.operator["desc"]
+    output = desc.get("OutputTensor")
+    found: dict[str, np.ndarray] = {}
+    for field in spec.fields:
+        fused = desc.get(field.name)
+        if field.kind != "operator_desc" or not isinstance(fused, Mapping):
+            continue
+        kind = str(fused["Type"]).removeprefix("DML_OPERATOR_")
+        nested = catalog.operator(kind)
+        if not isinstance(output, Mapping) or not any(
+            c.constraint_class == "requires" for c in nested.constraints
+        ):
+            continue
+        unfused = {
+            "type": case.operator["type"],
+            "desc": {k: v for k, v in desc.items() if k != field.name},
+        }
+        before = _logical(reference.run(unfused, case.inputs)["OutputTensor"], output)
+        packed = {k: v for k, v in output.items() if k not in ("Strides", "TotalTensorSizeInBytes")}
+        attributes = fused.get("Desc", {k: v for k, v in fused.items() if k != "Type"})
+        alone = {
+            "type": f"DML_OPERATOR_{kind}",
+            "desc": {"InputTensor": packed, "OutputTensor": packed, **attributes},
+        }
+        module = validator_for(alone)
+        assert module is not None  # a member of an operator set has a spec
+        # Read as if alone, not validated: an activation's own shape rules (HARDMAX's effective
+        # rank) are not its fused form's.
+        report = check_requires_with(
+            module.TABLE, module.COMMON, alone, {"InputTensor": before}, case.feature_level, False
+        )
+        mask = report.undefined.get("OutputTensor")
+        if mask is not None:
+            found = _merged(found, {"OutputTensor": mask})
+    return found
 
 
 def undefined_when_flushed(

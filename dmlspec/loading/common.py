@@ -37,7 +37,7 @@ class CommonBuilder(Builder):
         # Tensor rules are type-checked against the members and enums built above.
         constraints = self.tensor_constraints(partial)
         layouts, rules = self.layouts()
-        operator_sets = self.operator_sets()
+        operator_sets = self.operator_sets(level_names)
         if self.report.count:
             return None
         return replace(
@@ -77,7 +77,7 @@ class CommonBuilder(Builder):
             )
         return tuple(layouts), m.LayoutRules(raw_rules["sentinel_byte"], tuple(undefined))
 
-    def operator_sets(self) -> tuple[m.OperatorSet, ...]:
+    def operator_sets(self, level_names: list[str]) -> tuple[m.OperatorSet, ...]:
         sets, seen = [], set()
         for i, raw in enumerate(self.data.get("operator_sets", [])):
             at: list[str | int] = ["operator_sets", i]
@@ -87,9 +87,22 @@ class CommonBuilder(Builder):
             if len(set(raw["operators"])) != len(raw["operators"]):
                 self.report.at([*at, "operators"], "an operator set lists an operator twice")
             sources = self.sources(raw["sources"], [*at, "sources"])
+            since = raw.get("since", {})
+            for member, level in since.items():
+                if member not in raw["operators"]:
+                    self.report.at(
+                        [*at, "since", member], f"{member!r} is not a member of {raw['name']}"
+                    )
+                if level not in level_names:
+                    self.report.at([*at, "since", member], unknown_level(level, level_names))
             sets.append(
                 m.OperatorSet(
-                    raw["name"], tuple(raw["operators"]), raw["doc"], sources, raw.get("note")
+                    raw["name"],
+                    tuple(raw["operators"]),
+                    raw["doc"],
+                    sources,
+                    raw.get("note"),
+                    tuple(sorted(since.items())),
                 )
             )
         return tuple(sets)

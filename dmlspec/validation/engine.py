@@ -59,6 +59,7 @@ def validate_with(
                 f"DML_FEATURE_LEVEL_{table.introduced}; it does not exist at {level}",
             )
         )
+    violations += _fused_too_early(table, common, read.values, level)
     tensors = _tensors(table, read.values)
     low, high = _dimension_count_range(common, level)
     for info, tensor in tensors:
@@ -88,6 +89,44 @@ def validate_with(
         tuple(violations),
         tuple(warnings),
     )
+
+
+def _fused_too_early(
+    table: OperatorTable, common: CommonTable, values: Mapping[str, Any], level: str
+) -> list[Violation]:
+    """An operator-desc field (a fused activation, a recurrent operator's activations) may hold
+    an operator from the level it was introduced at, and a set member that joined the set later
+    (its `since`) from that level."""
+    from dmlspec_generated.validators import VALIDATORS  # generated; imported when first needed
+
+    found = []
+    for info in table.fields:
+        if info.kind not in ("operator_desc", "operator_desc_array"):
+            continue
+        held = values.get(info.name)
+        items = held if isinstance(held, list) else [held]
+        for index, item in enumerate(items):
+            if not isinstance(item, TensorView):
+                continue
+            kind = str(item.members.get("Type"))
+            joined = common.operator_set_since.get(info.operator_set or "", {}).get(kind)
+            label = info.name if not isinstance(held, list) else f"{info.name}[{index}]"
+            path = f"/desc/{label.replace('[', '/').rstrip(']')}/Type"
+            for since, what in (
+                (
+                    VALIDATORS[f"DML_OPERATOR_{kind}"].TABLE.introduced,
+                    f"DML_OPERATOR_{kind} was introduced in",
+                ),
+                (joined, f"{info.operator_set} holds {kind} from"),
+            ):
+                if since is not None and common.rank(level) < common.rank(since):
+                    message = (
+                        f"{label}.Type {kind}: {what} DML_FEATURE_LEVEL_{since}; "
+                        f"it cannot be held at {level}"
+                    )
+                    found.append(Violation("LEVEL.operator_desc", path, message))
+                    break
+    return found
 
 
 def _dimension_count_range(common: CommonTable, level: str) -> tuple[int, int]:
@@ -335,9 +374,16 @@ def check_requires_with(
     operator: object,
     inputs: Mapping[str, Any],
     feature_level: str | None = None,
+    validated: bool = True,
 ) -> RequiresReport:
-    """Check the data preconditions of a valid desc against concrete inputs."""
-    level = _validated(table, common, operator, feature_level)
+    """Check the data preconditions of a valid desc against concrete inputs (`validated`
+    False: of a desc not checked first, e.g. a fused activation read as if alone, whose own
+    shape rules need not hold)."""
+    level = (
+        _validated(table, common, operator, feature_level)
+        if validated
+        else normalise_level(common, feature_level)
+    )
     read = read_desc(table, common, operator)
     _scalar_union_warnings(table, common, read.values)
     for name, data in inputs.items():

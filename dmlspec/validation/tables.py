@@ -122,6 +122,8 @@ class CommonTable:
     dimension_count: tuple[tuple[str, int, int], ...]  # (since, min, max)
     tensor_rules: tuple[Rule, ...]
     operator_sets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # set -> member -> the level from which a field may hold it (members that joined later)
+    operator_set_since: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def rank(self, level: str) -> int:
         return self.feature_levels.index(level)

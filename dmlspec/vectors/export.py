@@ -42,6 +42,7 @@ from ..conformance.cases import Case, CellChoice, draw_case, example_operator, r
 from ..conformance.check import (
     accumulation_tolerance,
     flushed_alternatives,
+    fused_undefined,
     undefined_when_flushed,
 )
 from ..conformance.layouts import draw_layout_case
@@ -318,6 +319,10 @@ def export(
         packed_case, packed_outputs = _packed(case, outputs)
         requires = check_requires(packed_case.operator, packed_case.inputs, case.feature_level)
         undefined_masks = dict(requires.undefined)
+        for name, mask in fused_undefined(catalog, spec, case).items():
+            undefined_masks[name] = (
+                undefined_masks[name] | mask if name in undefined_masks else mask
+            )
         alternatives = flushed_alternatives(catalog, spec, case, outputs)
         if alternatives:
             undefined_masks = undefined_when_flushed(
@@ -341,6 +346,8 @@ def export(
             "outputs": {},
         }
         allowed = dict(requires.allowed)
+        for name in undefined_masks:  # a fused activation's or flushed inputs' undefined cells
+            allowed.setdefault(name, "any")
         for name, stem, array, field, index in items(outputs):
             tensor = _tensor(case.operator["desc"], field, index)
             undefined = undefined_masks.get(name)

@@ -221,6 +221,10 @@ OPERATOR_SETS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+OPERATOR_SET_SINCE: dict[str, dict[str, str]] = {
+    "FUSED_ACTIVATIONS": {"ELEMENT_WISE_CLIP": "6_0"},
+}
+
 
 def _default_dimension_count(t: TensorView) -> Any:
     """DimensionCount when the desc omits it."""
@@ -450,6 +454,7 @@ COMMON = CommonTable(
     ),
     tensor_rules=TENSOR_RULES,
     operator_sets=OPERATOR_SETS,
+    operator_set_since=OPERATOR_SET_SINCE,
 )
 
 fn = Functions(COMMON)

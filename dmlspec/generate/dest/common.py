@@ -60,6 +60,12 @@ def render_common(common: CommonSpec) -> str:
         lines += [f"        {q(o)}," for o in operator_set.operators]
         lines.append("    ),")
     lines += ["}", ""]
+    lines.append("OPERATOR_SET_SINCE: dict[str, dict[str, str]] = {")
+    for operator_set in common.operator_sets:
+        if operator_set.since:
+            pairs = ", ".join(f"{q(m)}: {q(level)}" for m, level in operator_set.since)
+            lines.append(f"    {q(operator_set.name)}: {{{pairs}}},")
+    lines += ["}", ""]
     for member in common.tensor_members:
         if member.default is None:
             continue
@@ -98,6 +104,7 @@ def render_common(common: CommonSpec) -> str:
         "    ),",
         "    tensor_rules=TENSOR_RULES,",
         "    operator_sets=OPERATOR_SETS,",
+        "    operator_set_since=OPERATOR_SET_SINCE,",
         ")",
         "",
         "fn = Functions(COMMON)",
