@@ -130,3 +130,17 @@ class ExpOneUlpOff(_Wrapped):
         if out.dtype == np.float32 and not is_strided(operator["desc"]["OutputTensor"]):
             out = np.nextafter(out, np.float32(np.inf))
         return {"OutputTensor": out}
+
+
+def six_subnormals_and_a_one() -> Any:
+    """A FLOAT32 ELEMENT_WISE_ADD case (conformance Case) of six subnormals and a 1, plus zeros:
+    a backend flushing subnormals returns six zeros, all of them correct."""
+    from dmlspec.conformance.cases import Case
+
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 7]}
+    operator = {
+        "type": "DML_OPERATOR_ELEMENT_WISE_ADD",
+        "desc": {"ATensor": tensor, "BTensor": tensor, "OutputTensor": tensor},
+    }
+    a = np.array([[[[1e-40] * 6 + [1.0]]]], dtype=np.float32)  # 1e-40: subnormal in FLOAT32
+    return Case(operator, {"ATensor": a, "BTensor": np.zeros_like(a)}, "6_4", 0)
