@@ -222,7 +222,12 @@ def fused_undefined(catalog: Catalog, spec: OperatorSpec, case: Case) -> dict[st
         # Read as if alone, not validated: an activation's own shape rules (HARDMAX's effective
         # rank) are not its fused form's.
         report = check_requires_with(
-            module.TABLE, module.COMMON, alone, {"InputTensor": before}, case.feature_level, False
+            module.TABLE,
+            module.COMMON,
+            alone,
+            {"InputTensor": before},
+            case.feature_level,
+            validated=False,
         )
         mask = report.undefined.get("OutputTensor")
         if mask is not None:
