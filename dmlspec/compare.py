@@ -10,12 +10,20 @@ Cells the spec leaves undefined are skipped by the caller (pass a mask).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MISMATCHES_SHOWN", "Mismatch", "exact_mismatches", "flush_subnormals", "ulp_mismatches"]
+__all__ = [
+    "MISMATCHES_SHOWN",
+    "Mismatch",
+    "exact_mismatches",
+    "flush_subnormals",
+    "mismatches_none_explains",
+    "ulp_mismatches",
+]
 
 
 MISMATCHES_SHOWN = 5  # the cells a failure message names
@@ -90,3 +98,24 @@ def flush_subnormals(array: np.ndarray) -> np.ndarray:
     return np.where(subnormal, np.copysign(np.zeros((), array.dtype), array), array).astype(
         array.dtype
     )
+
+
+def mismatches_none_explains(
+    compare: Callable[[np.ndarray, np.ndarray, int | None], list[Mismatch]],
+    expected: np.ndarray,
+    alternatives: Sequence[np.ndarray],
+    defined: np.ndarray,
+) -> list[Mismatch]:
+    """The first cells that match neither `expected` nor any alternative (another correct
+    result: subnormals flushed) by `compare(want, defined, limit)`. Every mismatched cell is
+    collected while alternatives may explain some, not the few a message shows."""
+    limit = None if alternatives else MISMATCHES_SHOWN
+    mismatches = compare(expected, defined, limit)
+    for other in alternatives:
+        if not mismatches:
+            break
+        cells = np.zeros(defined.shape, dtype=bool)
+        for mismatch in mismatches:
+            cells[mismatch.index] = True
+        mismatches = compare(other, defined & cells, limit)
+    return mismatches[:MISMATCHES_SHOWN]

@@ -19,7 +19,12 @@ import numpy as np
 
 from .. import reference
 from ..binding import bind_desc
-from ..compare import MISMATCHES_SHOWN, exact_mismatches, flush_subnormals, ulp_mismatches
+from ..compare import (
+    exact_mismatches,
+    flush_subnormals,
+    mismatches_none_explains,
+    ulp_mismatches,
+)
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, OperatorSpec
 from ..reference.layout import changed_outside_view, is_strided, logical_view
@@ -151,35 +156,18 @@ def _check_output(
         if got.reshape(-1)[cell].tobytes() not in choices:
             value = got.reshape(-1)[cell]
             problems.append(f"cell {cell}: {value!r} is none of the colliding updates {values}")
-    # Every mismatched cell (not the first few) when other results may explain some of them.
-    limit = None if alternatives else MISMATCHES_SHOWN
-    mismatches = _compare(catalog, spec, case, field, tensor, want, got, defined, limit)
-    for other in alternatives:  # subnormals flushed, where the data type allows it
-        if not mismatches:
-            break
-        if is_strided(tensor):
-            other = logical_view(other, tensor)
-        mismatches = _compare(
-            catalog,
-            spec,
-            case,
-            field,
-            tensor,
-            other,
-            got,
-            defined & _cells(mismatches, want.shape),
-            limit,
-        )
-    problems += [str(m) for m in mismatches[:MISMATCHES_SHOWN]]
+    mismatches = mismatches_none_explains(
+        lambda other, cells, limit: _compare(
+            catalog, spec, case, field, tensor, other, got, cells, limit
+        ),
+        want,
+        # subnormals flushed, where the data type allows it
+        [logical_view(a, tensor) if is_strided(tensor) else a for a in alternatives],
+        defined,
+    )
+    problems += [str(m) for m in mismatches]
     if problems:
         raise _fail(case, f"{label} differs from the reference:\n  " + "\n  ".join(problems[:5]))
-
-
-def _cells(mismatches: list[Any], shape: tuple[int, ...]) -> np.ndarray:
-    mask = np.zeros(shape, dtype=bool)
-    for mismatch in mismatches:
-        mask[mismatch.index] = True
-    return mask
 
 
 def _merged(*masks: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

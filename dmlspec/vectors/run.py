@@ -14,6 +14,7 @@ match any of them, by the same rule."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compare import MISMATCHES_SHOWN, exact_mismatches, ulp_mismatches
+from ..compare import exact_mismatches, mismatches_none_explains, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
 from ..limits import cut, quote
@@ -69,8 +70,8 @@ def _scale(rule: dict[str, Any], operator: dict[str, Any], count: int) -> np.nda
 def _mismatches(
     rules: dict[str, Any],
     operator: dict[str, Any],
-    expected: np.ndarray,
     actual: np.ndarray,
+    expected: np.ndarray,
     defined: np.ndarray,
     limit: int | None,
 ) -> list[Any]:
@@ -395,16 +396,12 @@ def _run_one(
                 return VectorResult(
                     entry["id"], "failed", f"{name} cell {cell} holds none of the colliding writes"
                 )
-        limit = None if alternatives else MISMATCHES_SHOWN  # all where others may explain
-        mismatches = _mismatches(rules, operator, expected, actual, defined, limit)
-        for other in alternatives:  # a cell may match any other correct result instead
-            if not mismatches:
-                break
-            cells = np.zeros(expected.shape, dtype=bool)
-            for mismatch in mismatches:
-                cells[mismatch.index] = True
-            mismatches = _mismatches(rules, operator, other, actual, defined & cells, limit)
-        mismatches = mismatches[:MISMATCHES_SHOWN]
+        mismatches = mismatches_none_explains(
+            functools.partial(_mismatches, rules, operator, actual),
+            expected,
+            alternatives,
+            defined,
+        )
         if mismatches:
             return VectorResult(entry["id"], "failed", f"{name} " + "; ".join(map(str, mismatches)))
     return VectorResult(entry["id"], "passed")
