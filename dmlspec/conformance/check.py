@@ -56,9 +56,7 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
         if name not in expected
     }
     requires = check_requires(case.operator, logical, case.feature_level)
-    undefined = _merged(requires.undefined, fused_undefined(catalog, spec, case))
-    if alternatives:
-        undefined = undefined_when_flushed(case.operator, logical, case.feature_level, undefined)
+    undefined = undefined_cells(catalog, spec, case, logical, requires.undefined, alternatives)
     given = {
         k: [a.copy() for a in v] if isinstance(v, list) else v.copy()
         for k, v in case.inputs.items()
@@ -223,19 +221,23 @@ def fused_undefined(catalog: Catalog, spec: OperatorSpec, case: Case) -> dict[st
     return found
 
 
-def undefined_when_flushed(
-    operator: Mapping[str, Any],
+def undefined_cells(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    case: Case,
     inputs: Mapping[str, Any],
-    level: str,
     undefined: Mapping[str, np.ndarray],
+    alternatives: list[dict[str, np.ndarray]],
 ) -> dict[str, np.ndarray]:
-    """`undefined` widened by what the requires rules leave undefined once the (logical)
-    inputs' subnormals are flushed: a backend that flushes may meet, say, a zero divisor."""
-    flushed = {n: flush_subnormals(np.asarray(a)) for n, a in inputs.items()}
-    widened = dict(undefined)
-    for name, mask in check_requires(operator, flushed, level).undefined.items():
-        widened[name] = widened[name] | mask if name in widened else mask
-    return widened
+    """Every output's undefined cells: those of the requires rules (`undefined`, read on the
+    logical `inputs`), a fused activation's, and, where other results are correct because
+    subnormals may be flushed, what the requires rules leave undefined on flushed inputs (a
+    backend that flushes may meet, say, a zero divisor)."""
+    masks = _merged(undefined, fused_undefined(catalog, spec, case))
+    if alternatives:
+        flushed = {n: flush_subnormals(np.asarray(a)) for n, a in inputs.items()}
+        masks = _merged(masks, check_requires(case.operator, flushed, case.feature_level).undefined)
+    return masks
 
 
 def flushed_alternatives(

@@ -42,8 +42,7 @@ from ..conformance.cases import Case, CellChoice, draw_case, example_operator, r
 from ..conformance.check import (
     accumulation_tolerance,
     flushed_alternatives,
-    fused_undefined,
-    undefined_when_flushed,
+    undefined_cells,
 )
 from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, OperatorSpec
@@ -318,16 +317,10 @@ def export(
         outputs, collisions = reference.run_recording(case.operator, case.inputs)
         packed_case, packed_outputs = _packed(case, outputs)
         requires = check_requires(packed_case.operator, packed_case.inputs, case.feature_level)
-        undefined_masks = dict(requires.undefined)
-        for name, mask in fused_undefined(catalog, spec, case).items():
-            undefined_masks[name] = (
-                undefined_masks[name] | mask if name in undefined_masks else mask
-            )
         alternatives = flushed_alternatives(catalog, spec, case, outputs)
-        if alternatives:
-            undefined_masks = undefined_when_flushed(
-                packed_case.operator, packed_case.inputs, case.feature_level, undefined_masks
-            )
+        undefined_masks = undefined_cells(
+            catalog, spec, case, packed_case.inputs, requires.undefined, alternatives
+        )
         files: dict[str, bytes] = {
             f"{stem}.npy": _npy(a) for _, stem, a, _, _ in items(case.inputs)
         }
