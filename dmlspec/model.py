@@ -934,6 +934,14 @@ class Catalog:
         ]
         return in_force[-1] if in_force else None
 
+    def held_from(self, operator_set: OperatorSet, member: str) -> str:
+        """The level from which an operator-desc field of `operator_set` may hold `member`
+        (LEVEL.operator_desc): the member's introduction, or later where the set's `since`
+        says it joined the set later."""
+        joined = dict(operator_set.since).get(member)
+        levels = [self.operator(member).introduced, *([joined] if joined else [])]
+        return max(levels, key=lambda level: self.common.feature_level(level).rank)
+
     @property
     def with_kernels(self) -> tuple[OperatorSpec, ...]:
         """The operators dmlspec can run (a kernel, semantics and comparison rules)."""

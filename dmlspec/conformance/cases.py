@@ -519,7 +519,6 @@ def _draw_activation(
     """A member of the operator set (an activation) the set holds at `level`, with its own
     attributes drawn, inline."""
     members = next(o for o in catalog.common.operator_sets if o.name == operator_set)
-    since = dict(members.since)
     rank = catalog.common.level_rank(level)
     # A fused activation is given without tensors: one needing another input (PARAMETERIZED_RELU's
     # SlopeTensor) cannot run fused.
@@ -527,8 +526,7 @@ def _draw_activation(
         m
         for m in sorted(members.operators)
         if {f.name for f in catalog.operator(m).tensor_fields} <= {"InputTensor", "OutputTensor"}
-        and catalog.common.level_rank(catalog.operator(m).introduced) <= rank
-        and catalog.common.level_rank(since.get(m, "1_0")) <= rank
+        and catalog.common.level_rank(catalog.held_from(members, m)) <= rank
     ]
     spec = catalog.operator(rng.choice(fusable))
     activation: dict[str, Any] = {"Type": spec.name}
