@@ -46,6 +46,9 @@ def default_docs_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "shared"
 
 
+HISTORY_PAGE = "feature-level-history"  # the doc_pages id of the feature-level history
+
+
 def plain(text: str) -> str:
     """Text without markdown emphasis, code ticks or line breaks, for sentence comparison."""
     # Tags only: a '<' that starts a name ('<b>', '</a>'), never a comparison ('x < 0').
@@ -167,9 +170,6 @@ def check_docs(catalog: m.Catalog, docs_dir: Path) -> DocsReport:
     return report
 
 
-HISTORY_PAGE = "feature-level-history"
-
-
 class _OperatorPageCheck:
     def __init__(
         self,
@@ -178,7 +178,7 @@ class _OperatorPageCheck:
         parsed: DocPage,
         english: str,
         report: DocsReport,
-        english_by_page: dict[str, str] | None = None,
+        english_by_page: dict[str, str],
     ) -> None:
         self.spec = spec
         self.page = page
@@ -186,7 +186,7 @@ class _OperatorPageCheck:
         self.english = plain(english)
         self.english_raw = english
         self.report = report
-        self.english_by_page = english_by_page or {page.id: self.english}  # plain text by page
+        self.english_by_page = english_by_page  # every page of the spec, as plain text
         self.has_english = page.translation != "machine"
 
     def compare(
@@ -580,13 +580,13 @@ def _check_common(common: m.CommonSpec, docs_dir: Path, report: DocsReport) -> N
                     [data_type.since],
                 )
         for operator_set in common.operator_sets:
-            if "feature-level-history" not in operator_set.sources:
+            if HISTORY_PAGE not in operator_set.sources:
                 continue
             for member, since in operator_set.since:
                 section = plain(sections.get(since, ""))
                 stated = f"DML_OPERATOR_{member}" in section and "fused activation" in section
                 compare(
-                    "feature-level-history",
+                    HISTORY_PAGE,
                     f"{operator_set.name} holds {member} from {since}",
                     "stated" if stated else "not stated in that level's section",
                     "stated",
