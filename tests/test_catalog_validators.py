@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dmlspec import load_catalog
+from dmlspec.conformance import mutate
 from dmlspec.conformance.base_desc import base_desc, base_descs
 from dmlspec.conformance.cases import type_groups
 from dmlspec.conformance.mutate import break_constraint
@@ -83,6 +84,26 @@ def test_each_error_constraint_broken_alone_fires_exactly_its_id(name: str) -> N
         assert result.fired() == (constraint.id,)
         assert constraint.message in result.violations[0].message
     assert unbroken == [c for c in UNBREAKABLE_ALONE if c.startswith(name + ".")]
+
+
+def test_the_negative_search_remembers_candidates_but_returns_fresh_descs() -> None:
+    # break_constraint remembers each candidate's re-derived form and fired rules: a second
+    # search returns the same desc, and a caller's edits to the first never reach it. SCATTER_ND
+    # has rules the re-derivation leaves out (they define sizes) and rules it keeps.
+    spec = CATALOG.operator("SCATTER_ND")
+    bases = base_descs(CATALOG, spec, HIGHEST)
+    kinds = set()
+    for constraint in (c for c in spec.constraints if c.constraint_class == "error"):
+        first = break_constraint(CATALOG, spec, bases, constraint.id, HIGHEST)
+        if first is None:
+            continue
+        kept = copy.deepcopy(first)
+        first.clear()
+        again = break_constraint(CATALOG, spec, bases, constraint.id, HIGHEST)
+        assert again == kept
+        assert validate_operator(operator(spec, kept), HIGHEST).fired() == (constraint.id,)
+        kinds.add(mutate._derives(spec, constraint.id))
+    assert kinds == {True, False}
 
 
 def _with_cell(

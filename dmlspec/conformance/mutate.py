@@ -4,15 +4,21 @@ A change to one value (a size, a data type, a field) is applied, then every valu
 equalities define is derived again from the free values, except the changed one and those the
 target constraint itself defines. The first result the validator rejects for exactly that
 constraint is the negative case.
+
+Every constraint of an operator is broken from the same bases, so the searches meet the same
+candidates again: a process remembers each candidate's re-derived form and the rules it breaks
+(keyed by content, so a caller's edits cannot leak into it).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..binding import definition_trees, derive_members
+from ..binding import definition_trees, derive_members, spec_derivations
 from ..expr import ExpressionError
 from ..expr.solve import derivations
 from ..model import Catalog, OperatorSpec
@@ -176,12 +182,44 @@ def break_constraint(
     """A desc derived from one of `bases` that breaks exactly `constraint_id`, or None."""
     data_types = tuple(d.name for d in catalog.common.data_types if d.kind != "unknown")
     enums = {name: info.members for name, info in catalog.common.enum_infos().items()}
+    # Leaving out a rule no derivation comes from derives the same values as leaving out none.
+    exclude = (constraint_id,) if _derives(spec, constraint_id) else ()
     for base in bases:
         for _, changed, desc in mutations(spec, base, data_types, enums):
-            fixed = rederive(catalog, spec, desc, keep=changed, exclude=(constraint_id,))
+            text = json.dumps(desc)
+            fixed = _rederived(catalog, spec, text, tuple(sorted(changed)), exclude)
             # Where the dependents cannot be re-derived, the single change itself may do.
-            for candidate in (fixed, desc) if fixed is not None else (desc,):
-                result = validate_operator({"type": spec.operator_type, "desc": candidate}, level)
-                if result.fired() == (constraint_id,):
-                    return candidate
+            for candidate in (fixed, text) if fixed is not None else (text,):
+                if _fired(spec.operator_type, level, candidate) == (constraint_id,):
+                    broken: Desc = json.loads(candidate)
+                    return broken
     return None
+
+
+def _derives(spec: OperatorSpec, constraint_id: str) -> bool:
+    return any(d.constraint_id == constraint_id for d in spec_derivations(spec))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fired(operator_type: str, level: str, desc: str) -> tuple[str, ...]:
+    """The rules a desc (as JSON text) breaks at `level`, each once."""
+    return validate_operator({"type": operator_type, "desc": json.loads(desc)}, level).fired()
+
+
+_REDERIVED: dict[tuple[int, str, tuple[str, ...], tuple[str, ...]], tuple[Any, str | None]] = {}
+_REDERIVED_LIMIT = 1 << 16
+
+
+def _rederived(
+    catalog: Catalog, spec: OperatorSpec, desc: str, keep: tuple[str, ...], exclude: tuple[str, ...]
+) -> str | None:
+    """`rederive` of a desc given as JSON text, as JSON text; remembered per spec object."""
+    key = (id(spec), desc, keep, exclude)
+    hit = _REDERIVED.get(key)
+    if hit is None or hit[0] is not spec:
+        fixed = rederive(catalog, spec, json.loads(desc), set(keep), exclude)
+        if len(_REDERIVED) >= _REDERIVED_LIMIT:
+            _REDERIVED.clear()
+        hit = (spec, None if fixed is None else json.dumps(fixed))
+        _REDERIVED[key] = hit
+    return hit[1]
