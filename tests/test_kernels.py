@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
+from collections import OrderedDict
 from fractions import Fraction
 from typing import Any
 
@@ -17,6 +20,7 @@ from dmlspec import InvalidOperator, Unsupported, load_catalog, ops, reference
 from dmlspec.backends import JaxBackend, NumpyBackend, load_backend
 from dmlspec.binding import bind_desc
 from dmlspec.compare import exact_mismatches, ulp_mismatches
+from dmlspec.kernels import runtime
 from dmlspec.kernels.runtime import trace_count
 from dmlspec.model import ExampleTensor, OperatorSpec
 
@@ -255,6 +259,26 @@ def test_the_call_cache_tells_apart_everything_a_desc_depends_on() -> None:
         parts = [x[:, :w] for w in widths]
         joined = ops.join(parts, Axis=1, OutputTensor={"DataType": "FLOAT32", "Sizes": [4, 4]})
         np.testing.assert_array_equal(np.asarray(joined), np.concatenate(parts, axis=1))
+
+
+def test_a_process_keeps_only_the_recent_programs_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each compiled program holds its executable and lowered module: a long run of distinct
+    # shapes keeps the most recent _PROGRAM_LIMIT, and a dropped one is compiled again.
+    monkeypatch.setattr(runtime, "_PROGRAM_LIMIT", 3)
+    monkeypatch.setattr(runtime, "_programs", OrderedDict())
+    monkeypatch.setattr(runtime, "_calls", {})
+    programs = []
+    for size in range(1, 6):
+        got = ops.element_wise_identity(np.arange(size, dtype=np.float32))
+        np.testing.assert_array_equal(np.asarray(got), np.arange(size, dtype=np.float32))
+        programs.append(weakref.ref(next(reversed(runtime._programs.values()))))
+        assert len(runtime._programs) <= 3 and len(runtime._calls) <= 3
+    gc.collect()
+    assert [p() is None for p in programs] == [True, True, False, False, False]
+    before = trace_count()
+    again = ops.element_wise_identity(np.arange(1, dtype=np.float32))
+    assert trace_count() == before + 1
+    np.testing.assert_array_equal(np.asarray(again), [0.0])
 
 
 def test_64_bit_values_are_exact_without_a_global_flag() -> None:

@@ -18,6 +18,7 @@ import contextlib
 import functools
 import json
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,10 @@ host.prepare_process()  # before JAX's CPU backend starts, where it has not yet
 
 Computed = Callable[[View], Any]
 _CACHE_LIMIT = 4096
+# Compiled programs kept alive at once. Each holds its executable and lowered module (about
+# 1.4 MB for a small kernel on XLA's CPU client), and a process holding thousands compiles
+# new ones more slowly: a long run (a conformance suite, a service) keeps the recent ones.
+_PROGRAM_LIMIT = 256
 _traces = 0
 
 
@@ -327,8 +332,22 @@ def _read_input(array: Any, layout: InputLayout) -> Any:
     return read_view(array, layout)
 
 
-@functools.cache
-def _jitted(
+_programs: OrderedDict[tuple[Any, ...], Callable[..., Any]] = OrderedDict()
+
+
+def _jitted(*key: Any) -> Callable[..., Any]:
+    """`_jit_program(*key)`, the most recently used `_PROGRAM_LIMIT` of them kept."""
+    function = _programs.get(key)
+    if function is not None:
+        _programs.move_to_end(key)
+        return function
+    function = _programs[key] = _jit_program(*key)
+    while len(_programs) > _PROGRAM_LIMIT:
+        _programs.popitem(last=False)
+    return function
+
+
+def _jit_program(
     primitive: Callable[..., Any],
     static: tuple[tuple[str, Any], ...],
     outputs: tuple[_Output, ...],
@@ -639,7 +658,7 @@ def call_kernel(
             initial,
             windows,
         )
-        if len(_calls) >= _CACHE_LIMIT:
+        if len(_calls) >= _PROGRAM_LIMIT:  # it holds programs too: no more than _jitted keeps
             _calls.clear()
         _calls[key] = function
     if windows:
