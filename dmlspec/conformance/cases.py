@@ -24,7 +24,7 @@ import numpy as np
 from ..binding import bind_desc, derive_members, spec_derivations
 from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import target_of
-from ..model import Catalog, ExampleTensor, Field, OperatorSpec, SupportRow
+from ..model import Catalog, ExampleTensor, Field, OperatorSpec, SupportRow, example_field_value
 from ..validation import validate_operator
 from .solved import ones_where_required, partition_along_axis, windows_inside
 
@@ -112,8 +112,8 @@ def example_operator(
     complete = True
     for name, value in fields.items():
         tensors = example_tensors(value)
-        if tensors is None:
-            desc[name] = value
+        if tensors is None:  # the page's notation ({0, 1}, TRUE) as operator JSON takes it
+            desc[name] = example_field_value(spec.field(name), value)
             continue
         descs, arrays = [], []
         for tensor in tensors:

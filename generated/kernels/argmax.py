@@ -107,7 +107,7 @@ def argmax(
     page-faulting a fresh output each time.
 
     Example (the documented example 'example_1'): called with InputTensor=np.array([[1, 2, 3],
-    [3, 0, 4], [2, 5, 2]], np.float32), AxisCount=1, Axes='{0}',
+    [3, 0, 4], [2, 5, 2]], np.float32), AxisCount=1, Axes=[0],
     AxisDirection='DML_AXIS_DIRECTION_INCREASING', it returns [[1, 2, 1]].
     """
     result: jax.Array = call_kernel(

@@ -106,7 +106,7 @@ def cumulative_product(
 
     Example (the documented example 'example_1'): called with InputTensor=np.array([[[[2, 1, 3,
     5], [3, 8, 7, 3], [9, 6, 2, 4]]]], np.float32), Axis=3,
-    AxisDirection='DML_AXIS_DIRECTION_INCREASING', HasExclusiveProduct='FALSE', it returns [[[[2,
+    AxisDirection='DML_AXIS_DIRECTION_INCREASING', HasExclusiveProduct=False, it returns [[[[2,
     2, 6, 30], [3, 24, 168, 504], [9, 54, 108, 432]]]].
     """
     result: jax.Array = call_kernel(

@@ -106,8 +106,8 @@ def cumulative_summation(
 
     Example (the documented example 'example_1'): called with InputTensor=np.array([[[[2, 1, 3,
     5], [3, 8, 7, 3], [9, 6, 2, 4]]]], np.float32), Axis=3,
-    AxisDirection='DML_AXIS_DIRECTION_INCREASING', HasExclusiveSum='FALSE', it returns [[[[2, 3,
-    6, 11], [3, 11, 18, 21], [9, 15, 17, 21]]]].
+    AxisDirection='DML_AXIS_DIRECTION_INCREASING', HasExclusiveSum=False, it returns [[[[2, 3, 6,
+    11], [3, 11, 18, 21], [9, 15, 17, 21]]]].
     """
     result: jax.Array = call_kernel(
         KERNEL,

@@ -138,11 +138,11 @@ def padding1(
 
     Example (Example 1): called with InputTensor=np.array([[[[1, 2, 3, 4], [5, 6, 7, 8], [1, 2,
     3, 4], [5, 6, 7, 8]]]], np.float32), PaddingMode='DML_PADDING_MODE_CONSTANT',
-    PaddingValueDataType='FLOAT32', PaddingValue=9, DimensionCount=4, StartPadding='{0, 0, 1,
-    2}', EndPadding='{0, 0, 3, 4}', it returns [[[[9, 9, 9, 9, 9, 9, 9, 9, 9, 9], [9, 9, 1, 2, 3,
-    4, 9, 9, 9, 9], [9, 9, 5, 6, 7, 8, 9, 9, 9, 9], [9, 9, 1, 2, 3, 4, 9, 9, 9, 9], [9, 9, 5, 6,
-    7, 8, 9, 9, 9, 9], [9, 9, 9, 9, 9, 9, 9, 9, 9, 9], [9, 9, 9, 9, 9, 9, 9, 9, 9, 9], [9, 9, 9,
-    9, 9, 9, 9, 9, 9, 9]]]].
+    PaddingValueDataType='FLOAT32', PaddingValue=9, DimensionCount=4, StartPadding=[0, 0, 1, 2],
+    EndPadding=[0, 0, 3, 4], it returns [[[[9, 9, 9, 9, 9, 9, 9, 9, 9, 9], [9, 9, 1, 2, 3, 4, 9,
+    9, 9, 9], [9, 9, 5, 6, 7, 8, 9, 9, 9, 9], [9, 9, 1, 2, 3, 4, 9, 9, 9, 9], [9, 9, 5, 6, 7, 8,
+    9, 9, 9, 9], [9, 9, 9, 9, 9, 9, 9, 9, 9, 9], [9, 9, 9, 9, 9, 9, 9, 9, 9, 9], [9, 9, 9, 9, 9,
+    9, 9, 9, 9, 9]]]].
     """
     result: jax.Array = call_kernel(
         KERNEL,

@@ -117,7 +117,7 @@ def reduce(
     page-faulting a fresh output each time.
 
     Example (the documented example 'example_1'): called with Function='DML_REDUCE_FUNCTION_SUM',
-    InputTensor=np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32), AxisCount=1, Axes='{0}',
+    InputTensor=np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32), AxisCount=1, Axes=[0],
     it returns [[6, 6, 9]].
     """
     result: jax.Array = call_kernel(

@@ -121,8 +121,8 @@ def slice(
 
     Example (the documented example 'example_1'): called with InputTensor=np.array([[[[1, 2, 3,
     4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]]]], np.float32), DimensionCount=4,
-    Offsets='{0, 0, 1, 2}', Sizes='{1, 1, 3, 2}', Strides='{1, 1, 1, 1}', it returns [[[[7, 8],
-    [11, 12], [15, 16]]]].
+    Offsets=[0, 0, 1, 2], Sizes=[1, 1, 3, 2], Strides=[1, 1, 1, 1], it returns [[[[7, 8], [11,
+    12], [15, 16]]]].
     """
     result: jax.Array = call_kernel(
         KERNEL,

@@ -126,8 +126,8 @@ def slice1(
 
     Example (the documented example 'example_1'): called with InputTensor=np.array([[[[1, 2, 3,
     4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]]]], np.float32), DimensionCount=4,
-    InputWindowOffsets='{0, 0, 0, 1}', InputWindowSizes='{1, 1, 4, 3}', InputWindowStrides='{1,
-    1, 2, 2}', it returns [[[[2, 4], [10, 12]]]].
+    InputWindowOffsets=[0, 0, 0, 1], InputWindowSizes=[1, 1, 4, 3], InputWindowStrides=[1, 1, 2,
+    2], it returns [[[[2, 4], [10, 12]]]].
     """
     result: jax.Array = call_kernel(
         KERNEL,

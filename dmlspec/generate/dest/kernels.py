@@ -11,7 +11,7 @@ import inspect
 
 from ...expr import nodes
 from ...expr.solve import derivations, order_derivations, references
-from ...model import Catalog, Example, ExampleTensor, Field, OperatorSpec
+from ...model import Catalog, Example, ExampleTensor, Field, OperatorSpec, example_field_value
 from ..header import python_header
 from ..pysource import WIDTH, docstring, q, snake
 from .package import all_lines, import_lines, registry_entry
@@ -352,7 +352,7 @@ def _example(catalog: Catalog, spec: OperatorSpec) -> str | None:
                 dtype = catalog.common.data_type(value.data_type or "").numpy
                 args.append(f"{name}=np.array({_plain(value.values)}, np.{dtype})")
             else:
-                args.append(f"{name}={value!r}")
+                args.append(f"{name}={example_field_value(spec.field(name), value)!r}")
         return (
             f"Example ({_title(example)}): called with "
             + ", ".join(args)
