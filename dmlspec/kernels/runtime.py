@@ -18,6 +18,7 @@ import contextlib
 import functools
 import json
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -333,18 +334,21 @@ def _read_input(array: Any, layout: InputLayout) -> Any:
 
 
 _programs: OrderedDict[tuple[Any, ...], Callable[..., Any]] = OrderedDict()
+_programs_lock = threading.Lock()  # callers on several threads share the programs
 
 
 def _jitted(*key: Any) -> Callable[..., Any]:
-    """`_jit_program(*key)`, the most recently used `_PROGRAM_LIMIT` of them kept."""
-    function = _programs.get(key)
-    if function is not None:
-        _programs.move_to_end(key)
+    """`_jit_program(*key)`, the most recently used `_PROGRAM_LIMIT` of them kept (jitting
+    only wraps: tracing and compiling wait for the first call, outside the lock)."""
+    with _programs_lock:
+        function = _programs.get(key)
+        if function is not None:
+            _programs.move_to_end(key)
+            return function
+        function = _programs[key] = _jit_program(*key)
+        while len(_programs) > _PROGRAM_LIMIT:
+            _programs.popitem(last=False)
         return function
-    function = _programs[key] = _jit_program(*key)
-    while len(_programs) > _PROGRAM_LIMIT:
-        _programs.popitem(last=False)
-    return function
 
 
 def _jit_program(
