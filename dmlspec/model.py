@@ -915,14 +915,22 @@ class Catalog:
 
     def operator(self, name: str) -> OperatorSpec:
         """Look an operator up by name or DML_OPERATOR_ type, with or without the prefix."""
-        short = name.removeprefix("DML_OPERATOR_")
-        for spec in self.operators:
-            if short == spec.name or f"DML_OPERATOR_{short}" in spec.operator_types:
-                return spec
+        found = self._operators_by_name.get(name.removeprefix("DML_OPERATOR_"))
+        if found is not None:
+            return found
         known = ", ".join(
             t.removeprefix("DML_OPERATOR_") for s in self.operators for t in s.operator_types
         )
         raise KeyError(f"unknown operator {name!r}; known operators: {known}")
+
+    @cached_property  # looked up per test and per drawn case; the catalog is immutable
+    def _operators_by_name(self) -> dict[str, OperatorSpec]:
+        """Each name and operator type (prefix dropped) -> the first operator it names."""
+        index: dict[str, OperatorSpec] = {}
+        for spec in self.operators:
+            for key in (spec.name, *(t.removeprefix("DML_OPERATOR_") for t in spec.operator_types)):
+                index.setdefault(key, spec)
+        return index
 
     def support_row_at(self, spec: OperatorSpec, level: str) -> SupportRow | None:
         """The support row in force at `level` ('and above' semantics), None below the first."""
