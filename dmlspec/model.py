@@ -844,6 +844,18 @@ class OperatorSpec:
         return self.kernel
 
     @property
+    def checked_examples(self) -> tuple[Example, ...]:
+        """The examples whose runnable form prints the kernel's output values: those a suite
+        checks a backend against (LookupError for an operator without a kernel)."""
+        output = self.checked_kernel.output
+        return tuple(
+            e
+            for e in self.examples
+            if isinstance(tensor := e.valid_form.as_dict().get(output), ExampleTensor)
+            and tensor.values is not None
+        )
+
+    @property
     def checked_semantics(self) -> Semantics:
         """The semantics (comparison rules), for code that runs operators."""
         if self.semantics is None:

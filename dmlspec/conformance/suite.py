@@ -21,7 +21,6 @@ from .. import load_catalog
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, OperatorSpec
 from ..validation import validate_operator
-from .base_desc import example_desc
 from .cases import (
     Case,
     CellChoice,
@@ -118,8 +117,8 @@ def check_example(target: Target, operator: str, example_id: str) -> None:
     """A documented example (its corrected form where the page is wrong)."""
     spec = catalog().operator(operator)
     example = next(e for e in spec.examples if e.id == example_id)
-    fields = example.valid_form.as_dict()
-    operator_json = {"type": spec.operator_type, "desc": example_desc(spec, example.valid_form)}
+    desc, inputs, _ = example_operator(catalog(), spec, example.valid_form.as_dict())
+    operator_json = {"type": spec.operator_type, "desc": desc}
     levels = [
         r.feature_level
         for r in spec.support
@@ -134,8 +133,7 @@ def check_example(target: Target, operator: str, example_id: str) -> None:
         )
     if not claimed:
         pytest.skip(f"example {example_id} is valid only from {levels[0]}")
-    desc, inputs, _ = example_operator(catalog(), spec, fields)
-    _run(target, spec, Case({"type": spec.operator_type, "desc": desc}, inputs, claimed[-1], 0))
+    _run(target, spec, Case(operator_json, inputs, claimed[-1], 0))
 
 
 def check_cell(

@@ -339,11 +339,10 @@ def _function_doc(
 
 
 def _example(catalog: Catalog, spec: OperatorSpec) -> str | None:
-    for example in spec.examples:
+    for example in spec.checked_examples:
         fields = example.valid_form.as_dict()
-        output = fields.get(spec.checked_kernel.output)
-        if not isinstance(output, ExampleTensor) or output.values is None:
-            continue
+        output = fields[spec.checked_kernel.output]
+        assert isinstance(output, ExampleTensor)  # checked_examples print the output tensor
         args = []
         for name, value in fields.items():
             if name == spec.checked_kernel.output:

@@ -52,15 +52,7 @@ def _strings(name: str, items: list[str]) -> list[str]:
 
 
 def render_suite(catalog: Catalog, spec: OperatorSpec) -> str:
-    examples = [
-        e.id
-        for e in spec.examples
-        if any(
-            getattr(v, "values", None) is not None
-            for n, v in e.valid_form
-            if n == spec.checked_kernel.output
-        )
-    ]
+    examples = [e.id for e in spec.checked_examples]
     errors = [c.id for c in spec.constraints if c.constraint_class == "error"]
     lines = python_header([spec.path]).splitlines()
     lines += docstring(
