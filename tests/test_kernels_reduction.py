@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dmlspec.kernels import reduction
+from dmlspec.kernels import host, reduction
 from tests.kernel_cases import (
     CATALOG,
     assert_exact,
@@ -21,6 +21,7 @@ from tests.kernel_cases import (
     run_example,
     tensor,
 )
+from tests.test_host_memory import misaligned
 
 FAMILY = family("reduction")
 BIG = 2**53 + 1  # not a FLOAT64: a kernel that converts 64-bit integers would lose it
@@ -151,6 +152,85 @@ def test_arg_over_several_axes_counts_row_major_over_them(direction: str, index:
     data = np.array([[[5, 1], [0, 2]], [[3, 9], [7, 7]]], np.float32)
     expected = np.array(index, np.int64).reshape(1, 2, 1)
     assert_exact(expected, _arg("ARGMAX", data, [2, 0], direction, expected))
+
+
+def _numpy_arg(name: str, data: np.ndarray, axes: list[int], direction: str) -> np.ndarray:
+    """The independent answer: NumPy's argmax (first of equals) in FLOAT64 over the reduced
+    axes moved last and flattened; DECREASING searches the reversed rows."""
+    kept = [d for d in range(data.ndim) if d not in axes]
+    rows = np.transpose(data, kept + sorted(axes)).astype(np.float64)
+    rows = rows.reshape(*[data.shape[d] for d in kept], -1)
+    rows = -rows if name == "ARGMIN" else rows
+    if direction == "DECREASING":
+        index = rows.shape[-1] - 1 - np.argmax(rows[..., ::-1], axis=-1)
+    else:
+        index = np.argmax(rows, axis=-1)
+    return index.reshape([1 if d in axes else s for d, s in enumerate(data.shape)])
+
+
+def _large_values(kind: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    rng = np.random.default_rng(len(kind))
+    if kind == "subnormal":  # what XLA's float comparisons see as zeros
+        steps = rng.integers(-3, 4, shape) * np.finfo(dtype).smallest_subnormal
+        return steps.astype(dtype)
+    if kind == "signed zeros":
+        zeros = np.where(rng.random(shape) < 0.5, -0.0, 0.0)
+        return (zeros - (rng.random(shape) < 0.1)).astype(dtype)
+    values = np.round(rng.standard_normal(shape) * 2).astype(dtype)  # many ties
+    if kind == "infinities":
+        values[rng.random(shape) < 0.01] = np.inf
+        values[rng.random(shape) < 0.01] = -np.inf
+    return values
+
+
+@pytest.mark.parametrize("name", ["ARGMAX", "ARGMIN"])
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((256, 512), [1]), ((512, 256), [0]), ((4, 64, 8, 64), [1, 2]), ((4, 10007, 2), [1])],
+    ids=["inner", "outer", "middle pair", "no block divides"],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_arg_of_large_floats_matches_numpy_with_ties_subnormals_zeros_and_infinities(
+    name: str, direction: str, shape: tuple[int, ...], axes: list[int], dtype: type
+) -> None:
+    # Inputs of FAST_ARG_MIN_ELEMENTS and more take the two-step search, whose float
+    # comparisons see subnormals as zeros; rows where that matters take the exact path.
+    assert np.prod(shape) >= reduction.FAST_ARG_MIN_ELEMENTS
+    for kind in ("ties", "subnormal", "signed zeros", "infinities"):
+        data = _large_values(kind, shape, dtype)
+        expected = _numpy_arg(name, data, axes, direction)
+        actual = _arg(name, data, axes, direction, expected.astype(np.uint32))
+        np.testing.assert_array_equal(actual, expected, err_msg=kind)
+
+
+@pytest.mark.parametrize("kind", ["ties", "subnormal"])
+def test_arg_of_a_misaligned_numpy_input_takes_both_paths_through_its_window(kind: str) -> None:
+    # A large misaligned NumPy array reaches the kernel as a slice of a window (kernels.host).
+    data = misaligned((2048, 256), "float32", 16)
+    data[...] = _large_values(kind, data.shape, np.float32)
+    assert host.window(data) is not None
+    expected = _numpy_arg("ARGMAX", data, [1], "INCREASING")
+    actual = _arg("ARGMAX", data, [1], "INCREASING", expected.astype(np.uint32))
+    np.testing.assert_array_equal(actual, expected)
+
+
+def test_two_step_arg_search_reports_rows_it_cannot_judge() -> None:
+    """The flag that sends a call to the exact path: set for normal extremes only."""
+    normal = np.arange(4 * 256, dtype=np.float32).reshape(4, 256) - 100
+    tiny = np.zeros((4, 256), np.float32)
+    tiny[2, 7] = np.finfo(np.float32).smallest_subnormal
+    with_nan = normal.copy()
+    with_nan[:, 3] = np.nan
+    for data, exact in ((normal, True), (-normal, True), (tiny, False), (with_nan, None)):
+        for largest in (True, False):
+            grouped = data.reshape(4, 2, 128, 1)  # rows of two blocks of 128
+            index, judged = reduction._arg_by_blocks(grouped, largest=largest, last=False)
+            if exact is not None:
+                assert bool(judged) is exact, (data[0, :3], largest)
+            if bool(judged):
+                extreme = np.nanmax(data, axis=1) if largest else np.nanmin(data, axis=1)
+                assert (np.take_along_axis(data, np.asarray(index), 1)[:, 0] == extreme).all()
 
 
 @pytest.mark.parametrize(
