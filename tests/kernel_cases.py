@@ -19,7 +19,7 @@ from dmlspec import load_catalog
 from dmlspec.binding import bind_desc
 from dmlspec.compare import exact_mismatches
 from dmlspec.expr import Absent
-from dmlspec.kernels import primitives
+from dmlspec.kernels import host, primitives
 from dmlspec.kernels.runtime import enable_compilation_cache
 from dmlspec.model import ExampleTensor, OperatorSpec, example_field_value
 
@@ -202,3 +202,13 @@ def assert_exact(expected: Any, actual: Any) -> None:
     assert (actual.shape, actual.dtype) == (expected.shape, expected.dtype)
     mismatches = exact_mismatches(expected, actual)
     assert not mismatches, [str(m) for m in mismatches]
+
+
+def misaligned(shape: tuple[int, ...], dtype: str, offset: int) -> np.ndarray:
+    """An array whose data starts `offset` bytes past a 64-byte boundary."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(nbytes + 2 * host.ALIGNMENT, np.uint8)
+    start = (-raw.ctypes.data) % host.ALIGNMENT + offset
+    array = raw[start : start + nbytes].view(dtype).reshape(shape)
+    array[...] = np.arange(array.size, dtype=np.int64).reshape(shape) % 1000
+    return array

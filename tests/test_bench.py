@@ -27,6 +27,7 @@ from dmlspec.bench.hlo import summarize
 from dmlspec.bench.targets import BEST_NEW_PEER, BEST_PEER, TARGETS, check_targets
 from dmlspec.bench.timing import Timing, Variant, matches, time_variants
 from dmlspec.bench.variants import TRIVIAL, TRIVIAL_NUMPY_IN
+from tests.kernel_cases import misaligned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -212,6 +213,33 @@ def test_best_peer_targets_skip_wrong_peers_and_explain_misses() -> None:
     assert any(note.startswith("reading (numpy in)") for note in plain["evidence"])
     best = next(r for r in results.values() if BEST_PEER + ":" in r["target"] + ":")
     assert best["met"] is True and "np.add out= 12.000 ms" in best["measured"]
+
+
+def test_a_numpy_input_miss_says_where_each_large_input_sits() -> None:
+    aligned = misaligned((2048, 256), "float32", 0)
+    shifted = misaligned((2048, 256), "float32", 16)
+    small = np.zeros(4, np.float32)
+    numpy_in = Variant(
+        "numpy in",
+        "dmlspec",
+        "new output",
+        lambda: None,
+        1 << 26,
+        numpy_inputs=(shifted, small, aligned),
+    )
+    case = [
+        Timing(numpy_in, [0.030], correct=True, calls=1),
+        _timing("jax", "dmlspec", "new output", 0.010),
+        _timing("np.add", "numpy", "new output", 0.015),
+    ]
+    results = check_targets({"add_large": case}, 20.0, 1e-6)
+    missed = next(r for r in results if r["met"] is False and "numpy in" in r["target"])
+    placed = [n for n in missed["evidence"] if n.startswith("NumPy input")]
+    assert placed == [
+        "NumPy input 0 (2 MiB): 16 bytes past a 64-byte boundary: passed as a window, which a "
+        "program that cannot fuse its slice (XLA's float reductions) copies first",
+        "NumPy input 2 (2 MiB): 64-byte aligned: read in place",
+    ]
 
 
 def test_a_miss_is_read_as_the_share_of_each_cause() -> None:

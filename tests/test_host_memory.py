@@ -15,18 +15,9 @@ import pytest
 from dmlspec import ops
 from dmlspec.kernels import host
 from dmlspec.kernels.runtime import trace_count
+from tests.kernel_cases import misaligned
 
 ROWS, WIDTH = 2048, 256  # 2 MiB of float32: above host.WINDOW_MIN_BYTES
-
-
-def misaligned(shape: tuple[int, ...], dtype: str, offset: int) -> np.ndarray:
-    """An array whose data starts `offset` bytes past a 64-byte boundary."""
-    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    raw = np.empty(nbytes + 2 * host.ALIGNMENT, np.uint8)
-    start = (-raw.ctypes.data) % host.ALIGNMENT + offset
-    array = raw[start : start + nbytes].view(dtype).reshape(shape)
-    array[...] = np.arange(array.size, dtype=np.int64).reshape(shape) % 1000
-    return array
 
 
 @pytest.mark.parametrize("offset", [16, 32, 48])

@@ -17,11 +17,11 @@ from tests.kernel_cases import (
     assert_exact,
     example_ids,
     family,
+    misaligned,
     run,
     run_example,
     tensor,
 )
-from tests.test_host_memory import misaligned
 
 FAMILY = family("reduction")
 BIG = 2**53 + 1  # not a FLOAT64: a kernel that converts 64-bit integers would lose it

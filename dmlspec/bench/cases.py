@@ -69,8 +69,16 @@ def _user_paths(
             NEW,
             lambda: ops.run(operator, inputs)[output],
             moved,
+            numpy_inputs=tuple(inputs.values()),
         ),
-        Variant("numpy in", "dmlspec", NEW, lambda: ready(call()), moved),
+        Variant(
+            "numpy in",
+            "dmlspec",
+            NEW,
+            lambda: ready(call()),
+            moved,
+            numpy_inputs=tuple(inputs.values()),
+        ),
     ]
 
 

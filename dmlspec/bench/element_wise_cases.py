@@ -145,7 +145,7 @@ def add_broadcast_case(name: str, size: str, n: Scale) -> BenchCase:
 
     materialized = np.broadcast_to(row, a.shape)  # a zero-stride NumPy view
     variants = [
-        Variant("numpy in", "dmlspec", NEW, numpy_in, moved),
+        Variant("numpy in", "dmlspec", NEW, numpy_in, moved, numpy_inputs=(a, row)),
         Variant("jax", "dmlspec", NEW, lambda: ready(strided(*placed)), moved),
         Variant(
             "jax out=",

@@ -114,6 +114,11 @@ def normal(seed: int, shape: tuple[int, ...]) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
+def _flat(inputs: Sequence[Any]) -> list[np.ndarray]:
+    """The arrays of positional inputs, a tensor array's items in order."""
+    return [a for i in inputs for a in (i if isinstance(i, list) else [i])]
+
+
 def _placed(value: Any) -> Any:
     return [device(v) for v in value] if isinstance(value, list) else device(value)
 
@@ -146,7 +151,14 @@ def dmlspec_variants(
         return function(*arrays, **fields, out=out)
 
     return [
-        Variant("numpy in", "dmlspec", NEW, lambda: ready(call(*inputs)), moved),
+        Variant(
+            "numpy in",
+            "dmlspec",
+            NEW,
+            lambda: ready(call(*inputs)),
+            moved,
+            numpy_inputs=tuple(_flat(inputs)),
+        ),
         Variant("jax", "dmlspec", NEW, lambda: ready(call(*placed)), moved),
         Variant(
             "jax out=",

@@ -15,9 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from ..kernels import host
 from .cases import FAMILY_OPERATORS
 from .families import KERNEL_JIT, PLAIN_XLA
-from .timing import Timing
+from .timing import MiB, Timing
 from .variants import NEW, TRIVIAL, TRIVIAL_NUMPY_IN
 
 __all__ = [
@@ -167,6 +170,25 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.1f} us"
 
 
+def _placement(arrays: tuple[np.ndarray, ...]) -> list[str]:
+    """Where the large NumPy inputs sit: XLA reads a 64-byte aligned one in place; another is
+    passed as a window (kernels.host), which a program XLA cannot fuse its slice into (its
+    float reductions, run by YNNPACK) copies first."""
+    notes = []
+    for position, array in enumerate(arrays):
+        if array.nbytes < host.WINDOW_MIN_BYTES:
+            continue
+        offset = array.ctypes.data % host.ALIGNMENT
+        where = (
+            "64-byte aligned: read in place"
+            if offset == 0
+            else f"{offset} bytes past a 64-byte boundary: passed as a window, which a "
+            "program that cannot fuse its slice (XLA's float reductions) copies first"
+        )
+        notes.append(f"NumPy input {position} ({array.nbytes / MiB:.0f} MiB): {where}")
+    return notes
+
+
 def _evidence(
     ours: Timing, case: list[Timing], copy_gbps: float, fault_seconds: float
 ) -> list[str]:
@@ -198,6 +220,7 @@ def _evidence(
             f"{on_device.faults_per_call:.0f} faults per call; importing the NumPy inputs "
             f"costs the difference, {_ms(imported)}"
         )
+        notes.extend(_placement(ours.variant.numpy_inputs))
     peers = [t for t in case if t.variant.library in PEER_LIBRARIES and t.correct is not False]
     fastest = min(peers, key=lambda t: t.median, default=None)
     if fastest is not None:

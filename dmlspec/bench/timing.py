@@ -49,6 +49,8 @@ class Variant:
     # Timed in rounds of its own after the interleaved ones: a peer whose idle threads spin
     # after a call (onnxruntime's default) would otherwise slow whichever variant runs next.
     alone: bool = False
+    # The NumPy arrays a "numpy in" variant passes: where they sit in memory is evidence.
+    numpy_inputs: tuple[np.ndarray, ...] = ()
 
     @property
     def label(self) -> str:
