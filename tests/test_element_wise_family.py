@@ -213,3 +213,25 @@ def test_a_fused_activations_requires_rules_read_the_operators_result() -> None:
     assert fused_undefined(catalog, spec, without) == {}
     with pytest.raises(CaseFailure, match="differs from the reference"):
         run_case(catalog, spec, Returns(), without)
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes"), [((256, 512), [1]), ((64, 32, 48), [0, 2]), ((8, 6), [0])], ids=str
+)
+def test_hardmax_marks_the_first_maximum_as_argmax_finds_it(
+    shape: tuple[int, ...], axes: list[int]
+) -> None:
+    """Large inputs take ARGMAX's two-step search, small ones its sort keys; a subnormal
+    maximum (which XLA's float comparisons see as zero) is still the one marked."""
+    x = np.round(np.random.default_rng(3).standard_normal(shape) * 2).astype(np.float32)
+    first = (0,) * len(shape)
+    x[first[:-1]] = 0.0  # a row of zeros but for one subnormal, the maximum where it lies
+    x[(*first[:-1], 3)] = np.finfo(np.float32).smallest_subnormal
+    kept = [d for d in range(x.ndim) if d not in axes]
+    rows = np.transpose(x, kept + axes).reshape(*[x.shape[d] for d in kept], -1)
+    marked = np.zeros_like(rows)
+    np.put_along_axis(marked, np.argmax(rows, axis=-1)[..., None], 1.0, axis=-1)
+    moved = marked.reshape(*[x.shape[d] for d in kept + axes])
+    expected = np.transpose(moved, np.argsort(kept + axes))
+    actual = ops.activation_hardmax1(x, AxisCount=len(axes), Axes=axes)
+    np.testing.assert_array_equal(np.asarray(actual), expected)

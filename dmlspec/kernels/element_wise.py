@@ -26,6 +26,7 @@ from jax import lax
 from jax.scipy.special import erf
 
 from ..expr.functions import scalar_union_value
+from .reduction import first_maximum_one_hot
 
 __all__ = ["ACTIVATIONS", "FUNCTIONS", "element_wise"]
 
@@ -209,17 +210,7 @@ def _log_softmax(x: Array, p: Parameters) -> Array:
 
 def _hardmax(x: Array, p: Parameters) -> Array:
     """1 at the first maximum (row-major over the reduced axes), 0 elsewhere."""
-    axes = _axes(x, p)
-    kept = [d for d in range(x.ndim) if d not in axes]
-    moved = jnp.transpose(x, kept + list(axes))
-    flat = moved.reshape(*moved.shape[: len(kept)], -1)
-    first = jnp.argmax(flat, axis=-1)
-    one_hot = jnp.arange(flat.shape[-1]) == first[..., None]
-    back = one_hot.reshape(moved.shape)
-    inverse = [0] * x.ndim
-    for position, d in enumerate(kept + list(axes)):
-        inverse[d] = position
-    return jnp.transpose(back, inverse).astype(x.dtype)
+    return first_maximum_one_hot(x, _axes(x, p)).astype(x.dtype)
 
 
 def _sigmoid(x: Array) -> Array:

@@ -40,7 +40,13 @@ from jax.scipy.special import logsumexp
 
 from .indexing import member
 
-__all__ = ["FUNCTIONS", "REDUCE_FUNCTIONS", "reduction"]
+__all__ = [
+    "FUNCTIONS",
+    "REDUCE_FUNCTIONS",
+    "first_maximum_one_hot",
+    "reduction",
+    "row_major_positions",
+]
 
 Array = jax.Array
 Axes = tuple[int, ...]
@@ -160,12 +166,7 @@ def _arg_by_keys(x: Array, reduced: list[int], *, largest: bool, last: bool) -> 
     # Transposing the reduced axes to the end first made XLA's CPU code 10x slower.
     count = int(np.prod([x.shape[d] for d in reduced]))
     dtype = jnp.int32 if count < 2**31 else jnp.int64
-    positions = jnp.zeros(x.shape, dtype)
-    stride = 1
-    for axis in reversed(reduced):
-        iota = lax.broadcasted_iota(dtype, x.shape, axis)
-        positions = positions + iota * jnp.asarray(stride, dtype)
-        stride *= x.shape[axis]
+    positions = row_major_positions(x.shape, reduced, dtype)
     pick = jnp.max if largest else jnp.min
     hit = keys == pick(keys, axis=tuple(reduced), keepdims=True)
     if last:
@@ -173,6 +174,25 @@ def _arg_by_keys(x: Array, reduced: list[int], *, largest: bool, last: bool) -> 
     else:
         index = jnp.min(jnp.where(hit, positions, count), axis=tuple(reduced))
     return index.reshape(shape)
+
+
+def row_major_positions(shape: tuple[int, ...], reduced: list[int], dtype: Any) -> Array:
+    """Each element's row-major position over the `reduced` axes (what ARG* return)."""
+    positions = jnp.zeros(shape, dtype)
+    stride = 1
+    for axis in reversed(reduced):
+        iota = lax.broadcasted_iota(dtype, shape, axis)
+        positions = positions + iota * jnp.asarray(stride, dtype)
+        stride *= shape[axis]
+    return positions
+
+
+def first_maximum_one_hot(x: Array, axes: Axes) -> Array:
+    """1 where the first maximum over `axes` (row-major over them) is, 0 elsewhere: found as
+    ARGMAX finds it (HARDMAX)."""
+    reduced = sorted(set(axes))
+    index = _arg(x, tuple(reduced), largest=True, last=False)
+    return row_major_positions(x.shape, reduced, index.dtype) == index
 
 
 def _reduce(input: Array, *, reduce_function: str, axes: Axes, output_type: str) -> Array:
