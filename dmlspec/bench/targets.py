@@ -182,8 +182,9 @@ def _placement(arrays: tuple[np.ndarray, ...]) -> list[str]:
         where = (
             "64-byte aligned: read in place"
             if offset == 0
-            else f"{offset} bytes past a 64-byte boundary: passed as a window, which a "
-            "program that cannot fuse its slice (XLA's float reductions) copies first"
+            else f"{offset} bytes past a 64-byte boundary: passed as a window (no copy where "
+            "XLA fuses the window's slice into its loops, a copy where it cannot: its float "
+            "reductions)"
         )
         notes.append(f"NumPy input {position} ({array.nbytes / MiB:.0f} MiB): {where}")
     return notes
