@@ -586,6 +586,7 @@ def call_kernel(
     strided: Mapping[str, Any] | None = None,
     initial: Mapping[str, Any] | None = None,
     outputs_key: Any = None,
+    strided_key: Any = None,
 ) -> Any:
     """Validate (once per call signature) and run the jitted primitive; return the output, or
     for an operator with several outputs a tuple in the order of its kernel section (a
@@ -597,7 +598,8 @@ def call_kernel(
     passed as 1-D buffers (descs with Strides; a list for a tensor array); a strided output's
     desc (in `outputs`) needs its initial buffer, `out` or in `initial` by field, and the
     whole buffer is returned with only the view written. `outputs_key`, where given, is
-    `outputs` made hashable beforehand (run_operator's cache keeps it per operator)."""
+    `outputs` made hashable beforehand (run_operator's cache keeps it per operator), and
+    `strided_key` likewise `strided`."""
     # What a call's desc depends on: the arrays' shapes and dtypes (None for an optional input
     # left out, which the primitive gets as None) and the keyword fields. This runs on every
     # call, so it stays lean: exact types first, fields frozen only two levels deep (_shallow).
@@ -632,7 +634,7 @@ def call_kernel(
             outputs_key if outputs_key is not None else _shallow(outputs) if outputs else (),
             donate,
             None if out is None else (out.shape, out.dtype),
-            _frozen(strided) if strided else (),
+            strided_key if strided_key is not None else _frozen(strided) if strided else (),
         )
     windows: tuple[InputWindow, ...] = ()
     if large_host_inputs and _on_cpu():
@@ -800,6 +802,7 @@ class _ParsedRun:
     scalars: Mapping[str, Any]
     tensors: Mapping[str, Any]
     tensors_key: Any
+    strided_key: Any  # `strided` made hashable once
 
 
 @functools.lru_cache(maxsize=_CACHE_LIMIT)
@@ -867,6 +870,7 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
         scalars,
         tensors,
         _frozen(tensors) if tensors else (),
+        _frozen(strided) if strided else (),
     )
 
 
@@ -883,8 +887,32 @@ def _run_parsed(
             for i, (item, value) in enumerate(zip(items, given, strict=True))
         ]
     initial: dict[str, Any] = {}
-    # Copies, since they are donated and written into; 64-bit buffers stay 64-bit. A transfer
-    # (jnp.array would compile a copy program per shape and data type).
+    if parsed.strided_outputs or parsed.strided_output_arrays:
+        initial = _initial_copies(kernel, parsed, inputs)
+    single = len(kernel.outputs) == 1 and not isinstance(parsed.desc.get(kernel.output), list)
+    out = initial.pop(kernel.output, None) if single else None
+    result = call_kernel(
+        kernel,
+        arrays,
+        parsed.scalars,
+        parsed.tensors,
+        feature_level,
+        out=out,
+        strided=parsed.strided or None,
+        initial=initial or None,
+        outputs_key=parsed.tensors_key,
+        strided_key=parsed.strided_key,
+    )
+    return _returned(kernel, result, parsed.desc)
+
+
+def _initial_copies(
+    kernel: KernelTable, parsed: _ParsedRun, inputs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The initial buffers of strided outputs, copied: they are donated and written into.
+    64-bit buffers stay 64-bit. A transfer (jnp.array would compile a copy program per shape
+    and data type)."""
+    initial: dict[str, Any] = {}
     with jax.enable_x64(True):
         for field, wanted in parsed.strided_outputs:
             buffer = _matching(kernel, field, wanted, _initial_buffer(inputs, field))
@@ -899,20 +927,7 @@ def _run_parsed(
                 )
                 for i, (item, value) in enumerate(zip(wanted_items, given, strict=True))
             ]
-    single = len(kernel.outputs) == 1 and not isinstance(parsed.desc.get(kernel.output), list)
-    out = initial.pop(kernel.output, None) if single else None
-    result = call_kernel(
-        kernel,
-        arrays,
-        parsed.scalars,
-        parsed.tensors,
-        feature_level,
-        out=out,
-        strided=parsed.strided or None,
-        initial=initial or None,
-        outputs_key=parsed.tensors_key,
-    )
-    return _returned(kernel, result, parsed.desc)
+    return initial
 
 
 def _given(inputs: Mapping[str, Any], field: str, why: str | None = None) -> Any:
