@@ -60,6 +60,9 @@ def test_check_reports_changed_missing_and_orphan_files(tmp_path: Path) -> None:
     (out / "validators" / "gather_nd.py").write_text("# edited by hand\n")
     (out / "validators" / "scatter_nd.py").unlink()
     (out / "validators" / "removed_op.py").write_text(f"# {MARKER} by dmlspec\n")
+    cache = out / "tests" / ".hypothesis" / "constants"  # pytest run inside generated/tests
+    cache.mkdir(parents=True)
+    (cache / "12af14c9ebf4e5c5").write_text("# file: dmlspec/safeio.py\n")
     result = run("generate", "--check", "--out", str(out))
     assert result.returncode == 1
     assert (

@@ -12,7 +12,9 @@ from pathlib import Path, PurePosixPath
 
 __all__ = ["Change", "FileManager"]
 
-_IGNORED_PARTS = ("__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache")
+# Tools' caches, written where they run: Hypothesis writes its example database (.hypothesis)
+# into the folder pytest was started in, generated/tests/ when a user runs the suites there.
+_IGNORED_PARTS = ("__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache")
 
 
 @dataclass(frozen=True)
