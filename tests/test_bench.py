@@ -236,9 +236,9 @@ def test_a_numpy_input_miss_says_where_each_large_input_sits() -> None:
     missed = next(r for r in results if r["met"] is False and "numpy in" in r["target"])
     placed = [n for n in missed["evidence"] if n.startswith("NumPy input")]
     assert placed == [
-        "NumPy input 0 (2 MiB): 16 bytes past a 64-byte boundary: passed as a window (no copy "
-        "where XLA fuses the window's slice into its loops, a copy where it cannot: its float "
-        "reductions)",
+        "NumPy input 0 (2 MiB): 16 bytes past a 64-byte boundary: passed as a window (read in "
+        "place where XLA fuses the window's slice into its loops, copied where it cannot: "
+        "measured for float reductions and concatenation)",
         "NumPy input 2 (2 MiB): 64-byte aligned: read in place",
     ]
 

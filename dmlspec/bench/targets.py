@@ -172,8 +172,8 @@ def _ms(seconds: float) -> str:
 
 def _placement(arrays: tuple[np.ndarray, ...]) -> list[str]:
     """Where the large NumPy inputs sit: XLA reads a 64-byte aligned one in place; another is
-    passed as a window (kernels.host), which a program XLA cannot fuse its slice into (its
-    float reductions, run by YNNPACK) copies first."""
+    passed as a window (kernels.host), which a program XLA cannot fuse its slice into copies
+    first (measured: YNNPACK's float reductions, concatenation)."""
     notes = []
     for position, array in enumerate(arrays):
         if array.nbytes < host.WINDOW_MIN_BYTES:
@@ -182,9 +182,9 @@ def _placement(arrays: tuple[np.ndarray, ...]) -> list[str]:
         where = (
             "64-byte aligned: read in place"
             if offset == 0
-            else f"{offset} bytes past a 64-byte boundary: passed as a window (no copy where "
-            "XLA fuses the window's slice into its loops, a copy where it cannot: its float "
-            "reductions)"
+            else f"{offset} bytes past a 64-byte boundary: passed as a window (read in place "
+            "where XLA fuses the window's slice into its loops, copied where it cannot: "
+            "measured for float reductions and concatenation)"
         )
         notes.append(f"NumPy input {position} ({array.nbytes / MiB:.0f} MiB): {where}")
     return notes
