@@ -203,21 +203,31 @@ def _expected_failures(config: pytest.Config) -> list[dict[str, Any]]:
         raise pytest.UsageError(str(error)) from None
 
 
+def _keep(
+    config: pytest.Config, items: list[pytest.Item], wanted: Callable[[str | None], bool]
+) -> None:
+    """Keep the items whose operator is `wanted`, deselecting the others, in one pass (a
+    catalog run collects some 12500 items: `item not in kept` made it quadratic)."""
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        (kept if wanted(_operator_of(item)) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     operators = config.getoption("dml_ops")
     if not operators:  # a default run leaves out the suites the specs mark in progress
         unfinished = {
             s.name for s in catalog().with_kernels if s.checked_kernel.in_progress is not None
         }
-        kept = [i for i in items if _operator_of(i) not in unfinished]
-        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
-        items[:] = kept
+        _keep(config, items, lambda operator: operator not in unfinished)
     if operators:
         wanted = {o.strip().upper().removeprefix("DML_OPERATOR_") for o in operators.split(",")}
         wanted = {catalog().operator(o).name for o in wanted}
-        kept = [i for i in items if _operator_of(i) in wanted or _operator_of(i) is None]
-        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
-        items[:] = kept
+        _keep(config, items, lambda operator: operator in wanted or operator is None)
     expected = [dict(e, used=False) for e in _expected_failures(config)] if items else []
     config.stash[_EXPECTED] = expected
     for item in items:
