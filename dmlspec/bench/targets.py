@@ -171,21 +171,26 @@ def _ms(seconds: float) -> str:
 
 
 def _placement(arrays: tuple[np.ndarray, ...]) -> list[str]:
-    """Where the large NumPy inputs sit: XLA reads a 64-byte aligned one in place; another is
-    passed as a window (kernels.host), which a program XLA cannot fuse its slice into copies
-    first (measured: YNNPACK's float reductions, concatenation)."""
+    """Where the large NumPy inputs sit, as kernels.host decides: XLA reads an aligned one in
+    place; a misaligned one is passed as a window, which a program XLA cannot fuse its slice
+    into copies first (measured: YNNPACK's float reductions, concatenation); one no window
+    applies to (not C-contiguous, misaligned by part of an element) XLA copies."""
     notes = []
+    boundary = f"{host.ALIGNMENT}-byte"
     for position, array in enumerate(arrays):
         if array.nbytes < host.WINDOW_MIN_BYTES:
             continue
         offset = array.ctypes.data % host.ALIGNMENT
-        where = (
-            "64-byte aligned: read in place"
-            if offset == 0
-            else f"{offset} bytes past a 64-byte boundary: passed as a window (read in place "
-            "where XLA fuses the window's slice into its loops, copied where it cannot: "
-            "measured for float reductions and concatenation)"
-        )
+        if offset == 0:
+            where = f"{boundary} aligned: read in place"
+        elif host.window(array) is not None:
+            where = (
+                f"{offset} bytes past a {boundary} boundary: passed as a window (read in place "
+                "where XLA fuses the window's slice into its loops, copied where it cannot: "
+                "measured for float reductions and concatenation)"
+            )
+        else:
+            where = f"{offset} bytes past a {boundary} boundary and no window applies: copied"
         notes.append(f"NumPy input {position} ({array.nbytes / MiB:.0f} MiB): {where}")
     return notes
 
