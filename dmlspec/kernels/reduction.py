@@ -100,8 +100,17 @@ def _arg(x: Array, axes: Axes, *, largest: bool, last: bool) -> Array:
         return keys.reshape(fast.shape).astype(fast.dtype)
 
     index: Array = lax.cond(exact, lambda _: fast, general, grouped)
-    shape = [1 if d in reduced else s for d, s in enumerate(x.shape)]
-    return index.reshape(shape)
+    return index.reshape(_kept_shape(x.shape, reduced))
+
+
+def _kept_shape(shape: tuple[int, ...], reduced: list[int]) -> list[int]:
+    """An ARG* result's shape: kept dimensions in place, reduced ones 1."""
+    return [1 if d in reduced else size for d, size in enumerate(shape)]
+
+
+def _reduced_count(shape: tuple[int, ...], reduced: list[int]) -> int:
+    """How many elements each ARG* search runs over."""
+    return int(np.prod([shape[d] for d in reduced]))
 
 
 _barrier: Callable[[Array], Array] = lax.optimization_barrier
@@ -116,7 +125,7 @@ def _fast_arg_block(x: Array, reduced: list[int]) -> int | None:
         return None
     if not reduced or reduced != list(range(reduced[0], reduced[-1] + 1)):
         return None
-    count = int(np.prod([x.shape[d] for d in reduced]))
+    count = _reduced_count(x.shape, reduced)
     if count >= 2**31:
         return None
     return next((b for b in _ARG_BLOCKS if count % b == 0 and count // b >= 2), None)
@@ -152,7 +161,7 @@ def _position(hit: Array, axis: int, *, last: bool) -> Array:
 def _arg_by_keys(x: Array, reduced: list[int], *, largest: bool, last: bool) -> Array:
     """`_arg` on order-preserving integer keys: exact for every value, subnormals included."""
     keys = _ordered(x)  # NaN is undefined (the specs' R1)
-    shape = [1 if d in reduced else s for d, s in enumerate(x.shape)]
+    shape = _kept_shape(x.shape, reduced)
     if reduced == list(range(x.ndim - len(reduced), x.ndim)):
         # Trailing axes: contiguous rows, one (value, index) reduction over each.
         rows = keys.reshape(*x.shape[: x.ndim - len(reduced)], -1)
@@ -164,7 +173,7 @@ def _arg_by_keys(x: Array, reduced: list[int], *, largest: bool, last: bool) -> 
         return index.reshape(shape)
     # Other axes: the extreme key, then the first (last) position holding it, reduced in place.
     # Transposing the reduced axes to the end first made XLA's CPU code 10x slower.
-    count = int(np.prod([x.shape[d] for d in reduced]))
+    count = _reduced_count(x.shape, reduced)
     dtype = jnp.int32 if count < 2**31 else jnp.int64
     positions = row_major_positions(x.shape, reduced, dtype)
     pick = jnp.max if largest else jnp.min
