@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -101,22 +102,20 @@ def test_run_with_numpy_inputs_matches_the_arrays_given() -> None:
 
 FAULTS = textwrap.dedent(
     """
-    import resource, statistics, numpy as np
+    import resource, numpy as np
     from dmlspec import ops
     data = np.ones(8 << 20, np.float32)  # 32 MiB: glibc would mmap each fresh output
-    for _ in range(3):
+    for _ in range(8):
         ops.element_wise_identity(data).block_until_ready()
-    faults = []
-    for _ in range(7):
+    for _ in range(15):
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         ops.element_wise_identity(data).block_until_ready()
-        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-    print(int(statistics.median(faults)))  # the usual call: a one-off heap growth aside
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     """
 )
 
 
-def _faults_per_call(setting: str | None) -> int:
+def _faults_per_call(setting: str | None) -> list[int]:
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "DMLSPEC_JAX_CACHE": "off"}
     env.pop(host.HOST_MEMORY_VARIABLE, None)
     if setting is not None:
@@ -128,13 +127,18 @@ def _faults_per_call(setting: str | None) -> int:
         env=env,
         check=True,
     )
-    return int(finished.stdout.split()[-1])
+    return [int(line) for line in finished.stdout.split()]
 
 
 def test_fresh_outputs_reuse_freed_memory_unless_the_user_says_system() -> None:
+    # Judged by the median call once the heap has settled: while other threads' small
+    # allocations split a freed output (more often on a loaded machine), the heap grows by a
+    # few outputs before every one of them has a free block to reuse.
     pages = (32 << 20) // 4096
-    assert _faults_per_call(None) < pages // 10
-    assert _faults_per_call("system") > pages // 2
+    kept = _faults_per_call(None)
+    assert statistics.median(kept) < pages // 10, kept
+    system = _faults_per_call("system")
+    assert statistics.median(system) > pages // 2, system
 
 
 SETTINGS = textwrap.dedent(
