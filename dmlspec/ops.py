@@ -40,13 +40,21 @@ def run(
 ) -> dict[str, np.ndarray]:
     """Run operator JSON (DxDispatch's dispatchable) on inputs keyed by tensor field; return
     the outputs keyed by tensor field, shaped and typed as their descs."""
-    module = KERNELS.get(operator_type_of(operator) or "")
+    kind = operator.get("type") if type(operator) is dict else None
+    module = _BY_TYPE.get(kind) if type(kind) is str else None
+    if module is None:
+        module = KERNELS.get(operator_type_of(operator) or "")
     if module is None:
         known = ", ".join(sorted(KERNELS))
         declared = operator.get("type") if isinstance(operator, Mapping) else operator
         raise Unsupported(f"no kernel for {quote(declared)} (kernels: {known})")
     outputs: dict[str, np.ndarray] = module.run(operator, inputs, feature_level)
     return outputs
+
+
+# KERNELS by both spellings of an operator's type, for run's lookup (names are unique either
+# way: the prefix is the same for all).
+_BY_TYPE = KERNELS | {name.removeprefix("DML_OPERATOR_"): m for name, m in KERNELS.items()}
 
 
 def __getattr__(name: str) -> Any:

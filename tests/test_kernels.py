@@ -222,8 +222,8 @@ def test_calls_differing_only_in_a_field_do_not_share_a_plan() -> None:
 
 
 def test_the_call_cache_tells_apart_everything_a_desc_depends_on() -> None:
-    # The per-call key freezes list and dict fields two levels deep and falls back to freezing
-    # everything for deeper nesting; absent optional inputs and tensor arrays have their slots.
+    # The per-call key writes list and dict fields exactly, nested ones too (a fused
+    # activation's Desc); absent optional inputs and tensor arrays have their slots.
     x = np.arange(16, dtype=np.float32).reshape(4, 4)
     window = {"DataType": "FLOAT32", "Sizes": [2, 2]}
     for offset in (0, 1, 2):
@@ -240,7 +240,7 @@ def test_the_call_cache_tells_apart_everything_a_desc_depends_on() -> None:
     np.testing.assert_array_equal(scaled[0], 2 * x + 1)
     np.testing.assert_array_equal(scaled[1], 3 * x + 1)
     a, b = np.array([-2.0, 1.0], np.float32), np.array([0.0, 1.0], np.float32)
-    for alpha in (0.5, 2.0):  # a nested Desc: the whole-freeze fallback
+    for alpha in (0.5, 2.0):  # a nested Desc
         elu = {"Type": "DML_OPERATOR_ACTIVATION_ELU", "Desc": {"Alpha": alpha}}
         fused = np.asarray(ops.element_wise_add1(a, b, FusedActivation=elu))
         np.testing.assert_allclose(fused, [alpha * np.expm1(np.float32(-2.0)), 2.0], rtol=1e-6)
@@ -259,6 +259,26 @@ def test_the_call_cache_tells_apart_everything_a_desc_depends_on() -> None:
         parts = [x[:, :w] for w in widths]
         joined = ops.join(parts, Axis=1, OutputTensor={"DataType": "FLOAT32", "Sizes": [4, 4]})
         np.testing.assert_array_equal(np.asarray(joined), np.concatenate(parts, axis=1))
+
+
+def test_the_call_cache_tells_apart_values_python_compares_equal() -> None:
+    # True == 1 == 1.0 and -0.0 == 0.0 in Python: a key compared with == took a call with
+    # Axis=True for the valid call with Axis=1 before it, and ran ValueStart=-0.0 with the
+    # program compiled for 0.0.
+    parts = [np.ones((2, 2), np.float32)] * 2
+    output = {"DataType": "FLOAT32", "Sizes": [2, 4]}
+    ops.join(parts, OutputTensor=output, Axis=1)
+    for axis in (True, 1.0):
+        with pytest.raises(InvalidOperator, match="Axis must be an integer"):
+            ops.join(parts, OutputTensor=output, Axis=axis)
+    fill: dict[str, Any] = {
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2]},
+        "ValueDataType": "FLOAT32",
+    }
+    zeros = ops.fill_value_sequence(**fill, ValueStart=0.0, ValueDelta=0.0)
+    negative_zeros = ops.fill_value_sequence(**fill, ValueStart=-0.0, ValueDelta=-0.0)
+    assert not np.signbit(np.asarray(zeros)).any()
+    assert np.signbit(np.asarray(negative_zeros)).all()
 
 
 def test_a_process_keeps_only_the_recent_programs_alive(monkeypatch: pytest.MonkeyPatch) -> None:

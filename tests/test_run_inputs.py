@@ -4,12 +4,15 @@ JSON (its parsed form cached) compute each call's own inputs."""
 
 from __future__ import annotations
 
+import copy
+import gc
 from typing import Any
 
 import numpy as np
 import pytest
 
 from dmlspec import InvalidOperator, ops
+from dmlspec.kernels import runtime
 
 GATHER_ND = {
     "type": "DML_OPERATOR_GATHER_ND",
@@ -84,3 +87,75 @@ def test_a_tensor_array_is_checked_item_by_item() -> None:
         ops.run(JOIN, {"InputTensors": [first]})
     with pytest.raises(InvalidOperator, match=r"InputTensors\[1\] must have shape"):
         ops.run(JOIN, {"InputTensors": [first, first]})
+
+
+def _fill(start: float, delta: float = 1.5) -> dict[str, Any]:
+    return {
+        "type": "DML_OPERATOR_FILL_VALUE_SEQUENCE",
+        "desc": {
+            "ValueDataType": "FLOAT32",
+            "ValueStart": start,
+            "ValueDelta": delta,
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 3]},
+        },
+    }
+
+
+def test_an_operator_changed_in_place_after_a_run_is_read_again() -> None:
+    operator = copy.deepcopy(GATHER_ND)
+    ops.run(operator, _gather_inputs(0))
+    operator["desc"]["OutputTensor"]["Sizes"] = [2, 4]  # breaks the output-shape rule
+    with pytest.raises(InvalidOperator, match="invalid GATHER_ND desc"):
+        ops.run(operator, _gather_inputs(0))
+    fill = _fill(1.0)
+    np.testing.assert_array_equal(ops.run(fill, {})["OutputTensor"].ravel(), [1.0, 2.5, 4.0])
+    fill["desc"]["ValueStart"] = 2.0
+    np.testing.assert_array_equal(ops.run(fill, {})["OutputTensor"].ravel(), [2.0, 3.5, 5.0])
+
+
+def test_operators_equal_in_python_but_not_in_json_are_told_apart() -> None:
+    # Python's == holds for True and 1, and for -0.0 and 0.0: a cache keyed on it would skip
+    # validating the first and return the second's zero with the wrong sign.
+    ops.run(GATHER_ND, _gather_inputs(0))
+    with_bool = copy.deepcopy(GATHER_ND)
+    with_bool["desc"]["IndicesTensor"]["Sizes"] = [2, True]
+    with pytest.raises(InvalidOperator):
+        ops.run(with_bool, _gather_inputs(0))
+    positive = ops.run(_fill(0.0, 0.0), {})["OutputTensor"].ravel()[0]
+    negative = ops.run(_fill(-0.0, -0.0), {})["OutputTensor"].ravel()[0]  # -0.0 + 0 * -0.0
+    assert not np.signbit(positive) and np.signbit(negative)
+
+
+def test_repeated_small_runs_reuse_the_program_and_compute_their_own_inputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = np.array([[[[1, 2]]]], np.int8), np.array([[[[3, 4, 5]]]], np.int8)
+    ops.run(JOIN, {"InputTensors": [first, second]})
+    ops.run(GATHER_ND, _gather_inputs(0))
+
+    def unexpected(*args: Any) -> Any:
+        raise AssertionError("a repeated small run resolved its call again")
+
+    monkeypatch.setattr(runtime, "_resolve", unexpected)
+    for seed in range(1, 3):
+        inputs = _gather_inputs(seed)
+        outputs = ops.run(GATHER_ND, inputs)
+        expected = inputs["InputTensor"][inputs["IndicesTensor"][:, 0]]
+        np.testing.assert_array_equal(outputs["OutputTensor"], expected)
+    items = (np.array([[[[7, 8]]]], np.int8), np.array([[[[9, 10, 11]]]], np.int8))  # a tuple
+    joined = ops.run(JOIN, {"InputTensors": items})["OutputTensor"]
+    np.testing.assert_array_equal(joined, [[[[7, 8, 9, 10, 11]]]])
+
+
+def test_a_run_whose_program_was_freed_compiles_it_again() -> None:
+    inputs = _gather_inputs(0)
+    ops.run(GATHER_ND, inputs)
+    runtime._programs.clear()  # what the program LRU does to a program not used for long
+    runtime._calls.clear()
+    gc.collect()
+    traced = runtime.trace_count()
+    outputs = ops.run(GATHER_ND, inputs)
+    np.testing.assert_array_equal(
+        outputs["OutputTensor"], inputs["InputTensor"][inputs["IndicesTensor"][:, 0]]
+    )
+    assert runtime.trace_count() == traced + 1

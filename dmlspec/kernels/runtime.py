@@ -15,10 +15,14 @@ path is unchanged.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
+import marshal
 import os
+import pickle
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -339,13 +343,15 @@ _programs_lock = threading.Lock()  # callers on several threads share the progra
 
 def _jitted(*key: Any) -> Callable[..., Any]:
     """`_jit_program(*key)`, the most recently used `_PROGRAM_LIMIT` of them kept (jitting
-    only wraps: tracing and compiling wait for the first call, outside the lock)."""
+    only wraps: tracing and compiling wait for the first call, outside the lock). The static
+    parameters, key[1], are compared exactly (-0.0 is not 0.0 in a compiled constant)."""
+    exact = (_exact_key(key[1]), *key)
     with _programs_lock:
-        function = _programs.get(key)
+        function = _programs.get(exact)
         if function is not None:
-            _programs.move_to_end(key)
+            _programs.move_to_end(exact)
             return function
-        function = _programs[key] = _jit_program(*key)
+        function = _programs[exact] = _jit_program(*key)
         while len(_programs) > _PROGRAM_LIMIT:
             _programs.popitem(last=False)
         return function
@@ -467,20 +473,17 @@ def _frozen(value: Any) -> Any:
 _NESTED = frozenset({list, tuple, dict})
 
 
-def _shallow(fields: Mapping[str, Any]) -> tuple[Any, ...]:
-    """A cheap stand-in for `_frozen(fields)` on the per-call path: lists and dicts frozen two
-    levels deep (a field value, the members of a tensor desc); anything deeper stays a list
-    and fails to hash, and the caller freezes the whole then."""
-    return tuple(
-        [
-            (k, tuple(v) if type(v) is list else _members(v) if type(v) is dict else v)
-            for k, v in fields.items()
-        ]
-    )
+def _exact_key(*values: Any) -> bytes | None:
+    """Bytes that tell values apart exactly, or None where pickle cannot write them.
 
-
-def _members(value: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple([(k, tuple(v) if type(v) is list else v) for k, v in value.items()])
+    A cache key compared with == would take True for 1, 1.0 for 1 and -0.0 for 0.0 (all equal
+    in Python): a call with Axis=True after one with Axis=1 would skip the validation that
+    rejects it, and ValueStart=-0.0 would run the program compiled with 0.0. Pickle writes
+    types and a float's bits; it is also quicker than freezing nested dicts into tuples."""
+    try:
+        return pickle.dumps(values, 5)
+    except Exception:  # anything pickle refuses (local functions, locks, ...): not cached
+        return None
 
 
 def _check_buffer_shapes(kernel: KernelTable, arrays: Mapping[str, Any], plan: _Plan) -> None:
@@ -585,8 +588,7 @@ def call_kernel(
     out: Any = None,
     strided: Mapping[str, Any] | None = None,
     initial: Mapping[str, Any] | None = None,
-    outputs_key: Any = None,
-    strided_key: Any = None,
+    fields_key: bytes | None = None,
 ) -> Any:
     """Validate (once per call signature) and run the jitted primitive; return the output, or
     for an operator with several outputs a tuple in the order of its kernel section (a
@@ -597,12 +599,60 @@ def call_kernel(
     which saves allocating (and page-faulting) a fresh one. `strided` gives the descs of inputs
     passed as 1-D buffers (descs with Strides; a list for a tensor array); a strided output's
     desc (in `outputs`) needs its initial buffer, `out` or in `initial` by field, and the
-    whole buffer is returned with only the view written. `outputs_key`, where given, is
-    `outputs` made hashable beforehand (run_operator's cache keeps it per operator), and
-    `strided_key` likewise `strided`."""
+    whole buffer is returned with only the view written. `fields_key`, where given, is
+    `_exact_key(fields, outputs, strided)` made beforehand (run_operator's cache keeps it per
+    operator)."""
+    function, values, host_inputs, _ = _resolve(
+        kernel,
+        arrays,
+        fields,
+        outputs,
+        feature_level,
+        donate,
+        out,
+        strided,
+        initial,
+        fields_key,
+    )
+    with jax.enable_x64(True):
+        result = function(*values)
+    if host_inputs:
+        # XLA may read the caller's NumPy memory in place (aligned arrays, windows): the
+        # result is complete before the caller can change or free its arrays.
+        _wait(result)
+    return result
+
+
+def _wait(result: Any) -> None:
+    """Block until a call's result (an array, or a tuple or list of them) is computed."""
+    if isinstance(result, jax.Array):
+        result.block_until_ready()  # the tree walk of jax.block_until_ready costs 0.8 us
+    else:
+        _block_until_ready(result)
+
+
+# A call resolved: the jitted program, its arguments in order, whether some input is a NumPy
+# array, and whether the program depends on the desc only (no windows, `out`, initial buffers
+# or donation). A plain tuple: this is on every call's path.
+_Call = tuple[Callable[..., Any], list[Any], bool, bool]
+
+
+def _resolve(
+    kernel: KernelTable,
+    arrays: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    outputs: Mapping[str, Any] | None,
+    feature_level: str | None,
+    donate: bool,
+    out: Any,
+    strided: Mapping[str, Any] | None,
+    initial: Mapping[str, Any] | None,
+    fields_key: bytes | None,
+) -> _Call:
+    """call_kernel's program (validated and jitted once per call signature) and arguments."""
     # What a call's desc depends on: the arrays' shapes and dtypes (None for an optional input
-    # left out, which the primitive gets as None) and the keyword fields. This runs on every
-    # call, so it stays lean: exact types first, fields frozen only two levels deep (_shallow).
+    # left out, which the primitive gets as None) and the keyword fields, exactly (_exact_key).
+    # This runs on every call, so it stays lean: exact types first.
     values: list[Any] = []
     signature: list[Any] = []
     host_inputs = False
@@ -616,11 +666,17 @@ def call_kernel(
             host_inputs = True
             large_host_inputs = large_host_inputs or value.nbytes >= host.WINDOW_MIN_BYTES
         elif field in kernel.tensor_arrays:
-            value = [v if hasattr(v, "dtype") else np.asarray(v) for v in value]
-            if _on_host(value):
-                host_inputs = large_host_inputs = True
-            signature += (tuple([(v.shape, v.dtype) for v in value]), None)
-            values.append(value)
+            items: list[Any] = []
+            shapes: list[Any] = []
+            for item in value:  # one pass: this runs per call
+                if not hasattr(item, "dtype"):
+                    item = np.asarray(item)
+                if isinstance(item, np.ndarray):
+                    host_inputs = large_host_inputs = True
+                items.append(item)
+                shapes.append((item.shape, item.dtype))
+            signature += (tuple(shapes), None)
+            values.append(items)
             continue
         elif not isinstance(value, jax.Array):
             value = value if hasattr(value, "dtype") else np.asarray(value)
@@ -628,23 +684,15 @@ def call_kernel(
                 host_inputs = large_host_inputs = True
         signature += (value.shape, value.dtype)
         values.append(value)
-    extras: Any = ()
-    if outputs or outputs_key is not None or donate or out is not None or strided:
-        extras = (
-            outputs_key if outputs_key is not None else _shallow(outputs) if outputs else (),
-            donate,
-            None if out is None else (out.shape, out.dtype),
-            strided_key if strided_key is not None else _frozen(strided) if strided else (),
-        )
+    if fields_key is None:
+        fields_key = _exact_key(fields, outputs or None, strided or None)
     windows: tuple[InputWindow, ...] = ()
     if large_host_inputs and _on_cpu():
         passed, windows = _windowed(values)
-    key = (kernel, feature_level, _shallow(fields), extras, windows, *signature)
-    try:
-        function = _calls.get(key)
-    except TypeError:  # lists nested deeper than _shallow freezes: freeze everything
-        key = (kernel, feature_level, _frozen(fields), _frozen(extras), windows, *signature)
-        function = _calls.get(key)
+    placed = None if out is None else (out.shape, out.dtype)
+    key = (kernel, feature_level, fields_key, donate, placed, windows, *signature)
+    # Fields that cannot be written exactly are validated on every call.
+    function = None if fields_key is None else _calls.get(key)
     if function is None:
         present = tuple([arrays.get(field) is not None for _, field in kernel.inputs])
         fields_given = [
@@ -664,25 +712,18 @@ def call_kernel(
             initial,
             windows,
         )
-        if len(_calls) >= _PROGRAM_LIMIT:  # it holds programs too: no more than _jitted keeps
-            _calls.clear()
-        _calls[key] = function
+        if fields_key is not None:
+            if len(_calls) >= _PROGRAM_LIMIT:  # it holds programs too: no more than _jitted keeps
+                _calls.clear()
+            _calls[key] = function
     if windows:
         values = passed
     if out is not None:
         values.append(out)
     elif initial:
         values += _initial_buffers(kernel, outputs or {}, initial)
-    with jax.enable_x64(True):
-        result = function(*values)
-    if host_inputs:
-        # XLA may read the caller's NumPy memory in place (aligned arrays, windows): the
-        # result is complete before the caller can change or free its arrays.
-        if isinstance(result, jax.Array):
-            result.block_until_ready()
-        else:
-            _block_until_ready(result)
-    return result
+    reusable = not windows and out is None and not initial and not donate
+    return function, values, host_inputs, reusable
 
 
 def _on_host(value: Any) -> bool:
@@ -756,8 +797,13 @@ def run_operator(
     (a tensor-array field as a list of arrays). Tensors whose desc has Strides are passed and
     returned as their 1-D buffers; a strided output's initial buffer comes in `inputs` under
     its field name."""
+    packed = _marshalled(operator)
+    if packed is not None:
+        known = _valid_runs.get((kernel, packed, feature_level))
+        if known is not None:
+            return _run_parsed(kernel, known, inputs, feature_level)
     try:
-        key = json.dumps(operator, sort_keys=True, allow_nan=False)
+        key: str | None = json.dumps(operator, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):  # NumPy scalars, NaN: validated and read uncached
         key = None
         problem = _problem(kernel, operator, feature_level)
@@ -766,13 +812,45 @@ def run_operator(
     if problem is not None:
         raise InvalidOperator(*problem)
     parsed = _parse_run(kernel, operator) if key is None else _parsed_run(kernel, key)
+    if packed is not None and key is not None and _json_text(marshal.loads(packed)) == key:
+        if len(_valid_runs) >= _CACHE_LIMIT:
+            _valid_runs.clear()
+        _valid_runs[kernel, packed, feature_level] = parsed
     return _run_parsed(kernel, parsed, inputs, feature_level)
+
+
+# Valid operator JSON already read, by its marshal bytes (and kernel and feature level).
+# Serializing JSON, the cache key of validation and parsing, costs about 4 us of a 16 us small
+# call; marshal bytes cost 0.5 us. Marshal writes exact types (True, 1 and 1.0, and -0.0 and
+# 0.0 differ), so equal bytes mean an equal operator; bytes are remembered only where reading
+# them back gives the same JSON (not where marshal wrote NumPy floats as raw buffers, or
+# tuples, which JSON writes as lists).
+_valid_runs: dict[tuple[KernelTable, bytes, str | None], _ParsedRun] = {}
+
+
+def _marshalled(value: Any) -> bytes | None:
+    try:
+        return marshal.dumps(value, 2)
+    except ValueError:  # a type marshal does not write
+        return None
+
+
+def _json_text(value: Any) -> str | None:
+    try:
+        return json.dumps(value, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
 
 
 def _returned(kernel: KernelTable, result: Any, desc: Mapping[str, Any]) -> dict[str, Any]:
     """call_kernel's result as run's outputs by field: NumPy arrays (lists for tensor arrays)."""
-    if len(kernel.outputs) == 1:
-        result = (result,)
+    if type(result) is not tuple:  # one output (the common case, kept short)
+        field = kernel.outputs[0]
+        if field not in desc:
+            return {}
+        return {
+            field: [np.asarray(r) for r in result] if type(result) is list else np.asarray(result)
+        }
     return {
         field: [np.asarray(r) for r in value] if isinstance(value, list) else np.asarray(value)
         for field, value in zip(kernel.outputs, result, strict=True)
@@ -801,8 +879,14 @@ class _ParsedRun:
     strided: Mapping[str, Any]  # the descs of inputs passed as buffers (call_kernel's)
     scalars: Mapping[str, Any]
     tensors: Mapping[str, Any]
-    tensors_key: Any
-    strided_key: Any  # `strided` made hashable once
+    fields_key: bytes | None  # call_kernel's, made once
+    arguments: tuple[tuple[str, Expected | tuple[Expected, ...]], ...]  # the program's inputs
+    small: bool  # every input below host.WINDOW_MIN_BYTES: never passed as a window
+    # The program of a call on small NumPy arrays, by feature level, once one has run: later
+    # calls skip call_kernel. Weak: the program LRU decides how long a program lives.
+    programs: dict[str | None, weakref.ref[Callable[..., Any]]] = dataclasses.field(
+        default_factory=dict, compare=False
+    )
 
 
 @functools.lru_cache(maxsize=_CACHE_LIMIT)
@@ -856,6 +940,13 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
                 )
         elif (layout := _item_layout(kernel, getattr(view, field), desc[field])) is not None:
             strided_outputs.append((field, expected(desc[field], layout)))
+    given = dict(inputs) | dict(arrays)
+    arguments = tuple((f, given[f]) for f in fields)
+    every = [e for _, e in inputs] + [e for _, items in arrays for e in items]
+    small = all(
+        int(np.prod(e.shape, dtype=np.int64)) * e.dtype.itemsize < host.WINDOW_MIN_BYTES
+        for e in every
+    )
     rest = {k: v for k, v in desc.items() if k not in fields}
     tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping | list) and k in outputs}
     tensors |= {k: v for k, v in rest.items() if isinstance(v, Mapping) and k not in tensors}
@@ -869,14 +960,24 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
         strided,
         scalars,
         tensors,
-        _frozen(tensors) if tensors else (),
-        _frozen(strided) if strided else (),
+        _exact_key(scalars, tensors or None, strided or None),
+        arguments,
+        small,
     )
 
 
 def _run_parsed(
     kernel: KernelTable, parsed: _ParsedRun, inputs: Mapping[str, Any], feature_level: str | None
 ) -> dict[str, Any]:
+    known = parsed.programs.get(feature_level)
+    function = None if known is None else known()
+    if function is not None:
+        values = _small_arguments(parsed, inputs)
+        if values is not None:
+            with jax.enable_x64(True):
+                result = function(*values)
+            _wait(result)  # it may read the caller's arrays in place
+            return _returned(kernel, result, parsed.desc)
     arrays: dict[str, Any] = {}
     for field, expected in parsed.inputs:
         arrays[field] = _matching(kernel, field, expected, _given(inputs, field))
@@ -891,19 +992,56 @@ def _run_parsed(
         initial = _initial_copies(kernel, parsed, inputs)
     single = len(kernel.outputs) == 1 and not isinstance(parsed.desc.get(kernel.output), list)
     out = initial.pop(kernel.output, None) if single else None
-    result = call_kernel(
+    function, values, _, reusable = _resolve(
         kernel,
         arrays,
         parsed.scalars,
         parsed.tensors,
         feature_level,
-        out=out,
-        strided=parsed.strided or None,
-        initial=initial or None,
-        outputs_key=parsed.tensors_key,
-        strided_key=parsed.strided_key,
+        False,
+        out,
+        parsed.strided or None,
+        initial or None,
+        parsed.fields_key,
     )
+    with jax.enable_x64(True):
+        result = function(*values)
+    _wait(result)  # it may read the caller's arrays in place
+    if reusable and _small_arguments(parsed, inputs) is not None:
+        parsed.programs[feature_level] = weakref.ref(function)
     return _returned(kernel, result, parsed.desc)
+
+
+def _small_arguments(parsed: _ParsedRun, inputs: Mapping[str, Any]) -> list[Any] | None:
+    """The program's arguments where every input is a NumPy array shaped and typed as its desc
+    says, for a desc whose inputs are all below host's window size (what a program remembered
+    for small calls was compiled for), else None: the full path checks and explains."""
+    if not parsed.small:
+        return None
+    values: list[Any] = []
+    for name, expected in parsed.arguments:
+        value: Any = inputs.get(name)
+        if isinstance(expected, Expected):
+            if not _small_match(value, expected):
+                return None
+            values.append(value)
+            continue
+        # a tensor array's items
+        if type(value) not in (list, tuple) or len(value) != len(expected):
+            return None
+        items = list(value)
+        if not all(map(_small_match, items, expected)):
+            return None
+        values.append(items)
+    return values
+
+
+def _small_match(value: Any, expected: Expected) -> bool:
+    return (
+        type(value) is np.ndarray
+        and value.shape == expected.shape
+        and (value.dtype is expected.dtype or value.dtype == expected.dtype)
+    )
 
 
 def _initial_copies(
