@@ -672,16 +672,20 @@ def _resolve(
                 if not hasattr(item, "dtype"):
                     item = np.asarray(item)
                 if isinstance(item, np.ndarray):
-                    host_inputs = large_host_inputs = True
+                    host_inputs = True
+                    large_host_inputs = large_host_inputs or item.nbytes >= host.WINDOW_MIN_BYTES
                 items.append(item)
                 shapes.append((item.shape, item.dtype))
             signature += (tuple(shapes), None)
             values.append(items)
             continue
-        elif not isinstance(value, jax.Array):
-            value = value if hasattr(value, "dtype") else np.asarray(value)
-            if _on_host(value):
-                host_inputs = large_host_inputs = True
+        elif type(value) not in _device_array_types:
+            if isinstance(value, jax.Array):  # 110 ns: the type is remembered instead
+                _device_array_types.add(type(value))
+            else:
+                value = value if hasattr(value, "dtype") else np.asarray(value)
+                if _on_host(value):
+                    host_inputs = large_host_inputs = True
         signature += (value.shape, value.dtype)
         values.append(value)
     if fields_key is None:
@@ -724,6 +728,9 @@ def _resolve(
         values += _initial_buffers(kernel, outputs or {}, initial)
     reusable = not windows and out is None and not initial and not donate
     return function, values, host_inputs, reusable
+
+
+_device_array_types: set[type] = set()  # the jax.Array classes calls have been given
 
 
 def _on_host(value: Any) -> bool:
