@@ -281,6 +281,27 @@ def test_the_call_cache_tells_apart_values_python_compares_equal() -> None:
     assert np.signbit(np.asarray(negative_zeros)).all()
 
 
+def test_numpy_scalars_in_fields_are_read_as_the_numbers_they_hold() -> None:
+    # What users compute their fields from (x.min(), a shape's product): before, the desc's
+    # JSON key raised "Object of type float32 is not JSON serializable".
+    filled = ops.fill_value_sequence(
+        OutputTensor={"DataType": "FLOAT32", "Sizes": [np.int64(3)]},
+        ValueStart=np.float32(1.5),
+        ValueDelta=np.float64(0.5),
+    )
+    assert np.asarray(filled).tolist() == [1.5, 2.0, 2.5]
+    x = np.arange(4, dtype=np.float32)
+    scaled = ops.element_wise_identity(x, ScaleBias={"Scale": np.float32(2), "Bias": np.int8(1)})
+    np.testing.assert_array_equal(np.asarray(scaled), 2 * x + 1)
+
+
+@pytest.mark.parametrize("value", [object(), {1, 2}, b"1"], ids=["object", "set", "bytes"])
+def test_a_field_json_cannot_hold_is_named(value: Any) -> None:
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(InvalidOperator, match=r"ScaleBias\.Scale must be a JSON value .* got "):
+        ops.element_wise_identity(x, ScaleBias={"Scale": value, "Bias": 1.0})
+
+
 def test_a_process_keeps_only_the_recent_programs_alive(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each compiled program holds its executable and lowered module: a long run of distinct
     # shapes keeps the most recent _PROGRAM_LIMIT, and a dropped one is compiled again.

@@ -195,18 +195,13 @@ def build_desc(
     for name, tensor in (strided or {}).items():
         if isinstance(tensor, list | tuple):
             desc[name] = [
-                {**dict(t), "DataType": d["DataType"]} if t is not None else d
+                {**_plain(t), "DataType": d["DataType"]} if t is not None else d
                 for t, d in zip(tensor, desc[name], strict=True)
             ]
         else:
-            desc[name] = {**dict(tensor), "DataType": desc[name]["DataType"]}
-    desc.update(
-        {
-            name: [dict(t) for t in tensor] if isinstance(tensor, list | tuple) else dict(tensor)
-            for name, tensor in outputs.items()
-        }
-    )
-    desc.update({name: value for name, value in fields.items() if value is not None})
+            desc[name] = {**_plain(tensor), "DataType": desc[name]["DataType"]}
+    desc.update({name: _plain(tensor) for name, tensor in outputs.items()})
+    desc.update({name: _plain(value) for name, value in fields.items() if value is not None})
     # What cannot be derived from a malformed call (a 0-d array has no last size) is left
     # out; validating the desc then says what is wrong, as InvalidOperator.
     underivable = (LookupError, TypeError, ValueError, ArithmeticError)
@@ -220,6 +215,49 @@ def build_desc(
             with contextlib.suppress(*underivable):
                 desc[owner][member] = derive(_partial_view(kernel, desc))
     return desc
+
+
+def _plain(value: Any) -> Any:
+    """A desc value with NumPy scalars as the Python numbers they hold (a desc is JSON), in
+    nested dicts and lists too; dicts and lists are copied (tuples become lists, as in JSON)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _desc_text(desc: Mapping[str, Any]) -> str:
+    """The desc as sorted JSON (the plan's cache key), or InvalidOperator naming the first
+    value JSON cannot hold."""
+    try:
+        return json.dumps(desc, sort_keys=True)
+    except (TypeError, ValueError):
+        path, value = _first_non_json(desc, "")
+        raise InvalidOperator(
+            f"{path.lstrip('.')} must be a JSON value (a number, string, boolean, null, list "
+            f"or object); got {type(value).__name__} {value!r}"
+        ) from None
+
+
+def _first_non_json(value: Any, path: str) -> tuple[str, Any]:
+    if isinstance(value, Mapping):
+        for key, member in value.items():
+            found = _first_non_json(member, f"{path}.{key}")
+            if found[0]:
+                return found
+        return "", None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _first_non_json(item, f"{path}[{i}]")
+            if found[0]:
+                return found
+        return "", None
+    if value is None or isinstance(value, str | int | float):
+        return "", None
+    return path, value
 
 
 def _dtype_name(kernel: KernelTable, tensor: Mapping[str, Any]) -> str:
@@ -518,7 +556,7 @@ def _prepare(
     """The slow path, once per call signature: build and validate the desc, plan, jit.
     `initial` holds the initial buffers of strided outputs (a list for a tensor array)."""
     desc = build_desc(kernel, arrays, fields, outputs, strided)
-    plan = _plan(kernel, json.dumps(desc, sort_keys=True), feature_level)
+    plan = _plan(kernel, _desc_text(desc), feature_level)
     _check_buffer_shapes(kernel, arrays, plan)
     donated: list[int] = []
     if donate and kernel.donate is not None:
