@@ -638,8 +638,8 @@ def call_kernel(
     passed as 1-D buffers (descs with Strides; a list for a tensor array); a strided output's
     desc (in `outputs`) needs its initial buffer, `out` or in `initial` by field, and the
     whole buffer is returned with only the view written. `fields_key`, where given, is
-    `_exact_key(fields, outputs, strided)` made beforehand (run_operator's cache keeps it per
-    operator)."""
+    `_exact_key(fields, outputs or None, strided or None)` made beforehand (run_operator keeps
+    it per parsed operator JSON)."""
     function, values, host_inputs, _ = _resolve(
         kernel,
         arrays,
