@@ -133,10 +133,16 @@ def _faults_per_call(setting: str | None) -> list[int]:
 def test_fresh_outputs_reuse_freed_memory_unless_the_user_says_system() -> None:
     # Judged by the median call once the heap has settled: while other threads' small
     # allocations split a freed output (more often on a loaded machine), the heap grows by a
-    # few outputs before every one of them has a free block to reuse.
+    # few outputs before every one of them has a free block to reuse. A process that has not
+    # settled within its calls is measured again, up to three processes: with the system's
+    # settings every call of every process faults, so broken reuse still fails here.
     pages = (32 << 20) // 4096
-    kept = _faults_per_call(None)
-    assert statistics.median(kept) < pages // 10, kept
+    attempts = []
+    for _ in range(3):
+        attempts.append(_faults_per_call(None))
+        if statistics.median(attempts[-1]) < pages // 10:
+            break
+    assert statistics.median(attempts[-1]) < pages // 10, attempts
     system = _faults_per_call("system")
     assert statistics.median(system) > pages // 2, system
 
