@@ -917,15 +917,14 @@ class _ParsedRun:
     """What run_operator reads from one valid operator JSON, once."""
 
     desc: Mapping[str, Any]
-    inputs: tuple[tuple[str, Expected], ...]
-    tensor_arrays: tuple[tuple[str, tuple[Expected, ...]], ...]  # inputs that are lists
+    # The inputs in the program's order: a tensor array (a list in inputs) has one per item.
+    arguments: tuple[tuple[str, Expected | tuple[Expected, ...]], ...]
     strided_outputs: tuple[tuple[str, Expected], ...]  # whose initial buffers are inputs
     strided_output_arrays: tuple[tuple[str, tuple[Expected | None, ...]], ...]  # per item
     strided: Mapping[str, Any]  # the descs of inputs passed as buffers (call_kernel's)
     scalars: Mapping[str, Any]
     tensors: Mapping[str, Any]
     fields_key: bytes | None  # call_kernel's, made once
-    arguments: tuple[tuple[str, Expected | tuple[Expected, ...]], ...]  # the program's inputs
     small: bool  # every input below host.WINDOW_MIN_BYTES: never passed as a window
     # The program of a call on small NumPy arrays, by feature level, once one has run: later
     # calls skip call_kernel. Weak: the program LRU decides how long a program lives.
@@ -960,18 +959,21 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
         items = layout if isinstance(layout, tuple) else (None,) * len(desc[field])
         return tuple(expected(t, item) for t, item in zip(desc[field], items, strict=True))
 
-    inputs: list[tuple[str, Expected]] = []
-    arrays: list[tuple[str, tuple[Expected, ...]]] = []
+    arguments: list[tuple[str, Expected | tuple[Expected, ...]]] = []
+    every: list[Expected] = []
     strided: dict[str, Any] = {}
     for field in fields:
         if isinstance(desc[field], list):
             items = expected_items(field)
-            arrays.append((field, items))
+            arguments.append((field, items))
+            every += items
             if any(item.layout is not None for item in items):
                 strided[field] = [item.desc if item.layout else None for item in items]
         else:
             layout = None if view is None else _layout(kernel, view, desc, field)
-            inputs.append((field, expected(desc[field], layout)))  # type: ignore[arg-type]
+            single = expected(desc[field], layout)  # type: ignore[arg-type]
+            arguments.append((field, single))
+            every.append(single)
             if layout is not None:
                 strided[field] = desc[field]
     strided_outputs: list[tuple[str, Expected]] = []
@@ -985,9 +987,6 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
                 )
         elif (layout := _item_layout(kernel, getattr(view, field), desc[field])) is not None:
             strided_outputs.append((field, expected(desc[field], layout)))
-    given = dict(inputs) | dict(arrays)
-    arguments = tuple((f, given[f]) for f in fields)
-    every = [e for _, e in inputs] + [e for _, items in arrays for e in items]
     small = all(
         int(np.prod(e.shape, dtype=np.int64)) * e.dtype.itemsize < host.WINDOW_MIN_BYTES
         for e in every
@@ -998,15 +997,13 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
     scalars = {k: v for k, v in rest.items() if k not in tensors}
     return _ParsedRun(
         desc,
-        tuple(inputs),
-        tuple(arrays),
+        tuple(arguments),
         tuple(strided_outputs),
         tuple(strided_output_arrays),
         strided,
         scalars,
         tensors,
         _exact_key(scalars, tensors or None, strided or None),
-        arguments,
         small,
     )
 
@@ -1024,13 +1021,14 @@ def _run_parsed(
             _wait(result)  # it may read the caller's arrays in place
             return _returned(kernel, result, parsed.desc)
     arrays: dict[str, Any] = {}
-    for field, expected in parsed.inputs:
-        arrays[field] = _matching(kernel, field, expected, _given(inputs, field))
-    for field, items in parsed.tensor_arrays:
-        given = _listed(inputs, field, items)
+    for field, expected in parsed.arguments:
+        if isinstance(expected, Expected):
+            arrays[field] = _matching(kernel, field, expected, _given(inputs, field))
+            continue
+        given = _listed(inputs, field, expected)
         arrays[field] = [
             _matching(kernel, f"{field}[{i}]", item, value)
-            for i, (item, value) in enumerate(zip(items, given, strict=True))
+            for i, (item, value) in enumerate(zip(expected, given, strict=True))
         ]
     initial: dict[str, Any] = {}
     if parsed.strided_outputs or parsed.strided_output_arrays:
