@@ -30,7 +30,6 @@ from dmlspec_generated.kernels.api import __all__ as _KERNEL_FUNCTIONS
 
 from .errors import Unsupported
 from .limits import quote
-from .validation.shape import operator_type_of
 
 __all__ = ["run", *_KERNEL_FUNCTIONS]
 
@@ -40,10 +39,8 @@ def run(
 ) -> dict[str, np.ndarray]:
     """Run operator JSON (DxDispatch's dispatchable) on inputs keyed by tensor field; return
     the outputs keyed by tensor field, shaped and typed as their descs."""
-    kind = operator.get("type") if type(operator) is dict else None
-    module = _BY_TYPE.get(kind) if type(kind) is str else None
-    if module is None:
-        module = KERNELS.get(operator_type_of(operator) or "")
+    kind = operator.get("type") if isinstance(operator, Mapping) else None
+    module = _BY_TYPE.get(kind) if isinstance(kind, str) else None
     if module is None:
         known = ", ".join(sorted(KERNELS))
         declared = operator.get("type") if isinstance(operator, Mapping) else operator
@@ -52,8 +49,8 @@ def run(
     return outputs
 
 
-# KERNELS by both spellings of an operator's type, for run's lookup (names are unique either
-# way: the prefix is the same for all).
+# KERNELS by both spellings of an operator's type, with and without DML_OPERATOR_ (what
+# validation.shape.operator_type_of accepts), looked up once per run.
 _BY_TYPE = KERNELS | {name.removeprefix("DML_OPERATOR_"): m for name, m in KERNELS.items()}
 
 
