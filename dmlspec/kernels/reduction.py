@@ -153,9 +153,15 @@ def _arg_by_blocks(grouped: Array, *, largest: bool, last: bool) -> tuple[Array,
 def _position(hit: Array, axis: int, *, last: bool) -> Array:
     """The first (`last`) position along `axis` where `hit` holds: the axis' length (-1) if none."""
     iota = lax.broadcasted_iota(jnp.int32, hit.shape, axis)
+    return _first_hit(hit, iota, (axis,), hit.shape[axis], last=last)
+
+
+def _first_hit(hit: Array, positions: Array, axes: Axes, count: int, *, last: bool) -> Array:
+    """The smallest (`last`: largest) of `positions` where `hit` holds, reduced over `axes`:
+    `count` (-1) where it holds nowhere."""
     if last:
-        return jnp.max(jnp.where(hit, iota, -1), axis=axis)
-    return jnp.min(jnp.where(hit, iota, hit.shape[axis]), axis=axis)
+        return jnp.max(jnp.where(hit, positions, -1), axis=axes)
+    return jnp.min(jnp.where(hit, positions, count), axis=axes)
 
 
 def _arg_by_keys(x: Array, reduced: list[int], *, largest: bool, last: bool) -> Array:
@@ -178,11 +184,7 @@ def _arg_by_keys(x: Array, reduced: list[int], *, largest: bool, last: bool) -> 
     positions = row_major_positions(x.shape, reduced, dtype)
     pick = jnp.max if largest else jnp.min
     hit = keys == pick(keys, axis=tuple(reduced), keepdims=True)
-    if last:
-        index = jnp.max(jnp.where(hit, positions, -1), axis=tuple(reduced))
-    else:
-        index = jnp.min(jnp.where(hit, positions, count), axis=tuple(reduced))
-    return index.reshape(shape)
+    return _first_hit(hit, positions, tuple(reduced), count, last=last).reshape(shape)
 
 
 def row_major_positions(shape: tuple[int, ...], reduced: list[int], dtype: Any) -> Array:
