@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import InvalidOperator
 from ..expr import Absent
+from ..limits import quote
 from ..validation.runtime import TensorView, View
 from ..validation.shape import read_desc
 from ..validation.tables import CommonTable
@@ -237,7 +238,7 @@ def _desc_text(desc: Mapping[str, Any]) -> str:
         path, value = _first_non_json(desc, "")
         raise InvalidOperator(
             f"{path.lstrip('.')} must be a JSON value (a number, string, boolean, null, list "
-            f"or object); got {type(value).__name__} {value!r}"
+            f"or object); got {type(value).__name__} {quote(value)}"
         ) from None
 
 
