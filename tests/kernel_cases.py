@@ -212,3 +212,17 @@ def misaligned(shape: tuple[int, ...], dtype: str, offset: int) -> np.ndarray:
     array = raw[start : start + nbytes].view(dtype).reshape(shape)
     array[...] = np.arange(array.size, dtype=np.int64).reshape(shape) % 1000
     return array
+
+
+def numpy_arg(name: str, data: np.ndarray, axes: list[int], direction: str) -> np.ndarray:
+    """The independent answer: NumPy's argmax (first of equals) in FLOAT64 over the reduced
+    axes moved last and flattened; DECREASING searches the reversed rows."""
+    kept = [d for d in range(data.ndim) if d not in axes]
+    rows = np.transpose(data, kept + sorted(axes)).astype(np.float64)
+    rows = rows.reshape(*[data.shape[d] for d in kept], -1)
+    rows = -rows if name == "ARGMIN" else rows
+    if direction == "DECREASING":
+        index = rows.shape[-1] - 1 - np.argmax(rows[..., ::-1], axis=-1)
+    else:
+        index = np.argmax(rows, axis=-1)
+    return index.reshape([1 if d in axes else s for d, s in enumerate(data.shape)])

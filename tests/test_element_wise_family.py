@@ -14,6 +14,7 @@ from dmlspec import load_catalog, ops
 from dmlspec.kernels.element_wise import FUNCTIONS
 from dmlspec.reference.element_wise import ELEMENT_WISE_OPERATORS
 
+from .kernel_cases import numpy_arg
 from .test_conformance import conformance, workers
 
 FAMILY = sorted(
@@ -227,11 +228,9 @@ def test_hardmax_marks_the_first_maximum_as_argmax_finds_it(
     first = (0,) * len(shape)
     x[first[:-1]] = 0.0  # a row of zeros but for one subnormal, the maximum where it lies
     x[(*first[:-1], 3)] = np.finfo(np.float32).smallest_subnormal
-    kept = [d for d in range(x.ndim) if d not in axes]
-    rows = np.transpose(x, kept + axes).reshape(*[x.shape[d] for d in kept], -1)
-    marked = np.zeros_like(rows)
-    np.put_along_axis(marked, np.argmax(rows, axis=-1)[..., None], 1.0, axis=-1)
-    moved = marked.reshape(*[x.shape[d] for d in kept + axes])
-    expected = np.transpose(moved, np.argsort(kept + axes))
+    first_maximum = numpy_arg("ARGMAX", x, axes, "INCREASING")  # row-major over the axes
+    grid = np.indices(x.shape)
+    positions = np.ravel_multi_index([grid[d] for d in axes], [x.shape[d] for d in axes])
+    expected = (positions == first_maximum).astype(np.float32)
     actual = ops.activation_hardmax1(x, AxisCount=len(axes), Axes=axes)
     np.testing.assert_array_equal(np.asarray(actual), expected)

@@ -18,6 +18,7 @@ from tests.kernel_cases import (
     example_ids,
     family,
     misaligned,
+    numpy_arg,
     run,
     run_example,
     tensor,
@@ -154,20 +155,6 @@ def test_arg_over_several_axes_counts_row_major_over_them(direction: str, index:
     assert_exact(expected, _arg("ARGMAX", data, [2, 0], direction, expected))
 
 
-def _numpy_arg(name: str, data: np.ndarray, axes: list[int], direction: str) -> np.ndarray:
-    """The independent answer: NumPy's argmax (first of equals) in FLOAT64 over the reduced
-    axes moved last and flattened; DECREASING searches the reversed rows."""
-    kept = [d for d in range(data.ndim) if d not in axes]
-    rows = np.transpose(data, kept + sorted(axes)).astype(np.float64)
-    rows = rows.reshape(*[data.shape[d] for d in kept], -1)
-    rows = -rows if name == "ARGMIN" else rows
-    if direction == "DECREASING":
-        index = rows.shape[-1] - 1 - np.argmax(rows[..., ::-1], axis=-1)
-    else:
-        index = np.argmax(rows, axis=-1)
-    return index.reshape([1 if d in axes else s for d, s in enumerate(data.shape)])
-
-
 def _large_values(kind: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
     rng = np.random.default_rng(len(kind))
     if kind == "subnormal":  # what XLA's float comparisons see as zeros
@@ -199,7 +186,7 @@ def test_arg_of_large_floats_matches_numpy_with_ties_subnormals_zeros_and_infini
     assert np.prod(shape) >= reduction.FAST_ARG_MIN_ELEMENTS
     for kind in ("ties", "subnormal", "signed zeros", "infinities"):
         data = _large_values(kind, shape, dtype)
-        expected = _numpy_arg(name, data, axes, direction)
+        expected = numpy_arg(name, data, axes, direction)
         actual = _arg(name, data, axes, direction, expected.astype(np.uint32))
         np.testing.assert_array_equal(actual, expected, err_msg=kind)
 
@@ -210,7 +197,7 @@ def test_arg_of_a_misaligned_numpy_input_takes_both_paths_through_its_window(kin
     data = misaligned((2048, 256), "float32", 16)
     data[...] = _large_values(kind, data.shape, np.float32)
     assert host.window(data) is not None
-    expected = _numpy_arg("ARGMAX", data, [1], "INCREASING")
+    expected = numpy_arg("ARGMAX", data, [1], "INCREASING")
     actual = _arg("ARGMAX", data, [1], "INCREASING", expected.astype(np.uint32))
     np.testing.assert_array_equal(actual, expected)
 
