@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import numpy as np
 import pytest
 
@@ -147,6 +148,80 @@ def test_fresh_outputs_reuse_freed_memory_unless_the_user_says_system() -> None:
     assert statistics.median(system) > pages // 2, system
 
 
+ALIGNED = textwrap.dedent(
+    """
+    import threading
+    import numpy as np
+    from dmlspec.kernels import host, runtime
+    from numpy._core.multiarray import get_handler_name
+
+    def misalignments(made):
+        return sorted({a.ctypes.data % host.ALIGNMENT for a in made})
+
+    print(get_handler_name(), misalignments([np.empty(n, np.uint8) for n in range(1, 200)]))
+    elsewhere = []
+    worker = threading.Thread(target=lambda: elsewhere.append(get_handler_name()))
+    worker.start(); worker.join()
+    print(elsewhere[0])
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("setting", "printed"),
+    [(None, "dmlspec_aligned_64 [0]\ndefault_allocator"), ("system", "default_allocator")],
+)
+def test_numpy_allocates_aligned_data_after_import_unless_the_user_says_system(
+    setting: str | None, printed: str
+) -> None:
+    # NumPy keeps its handler per context: a thread started later allocates as NumPy does.
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    env.pop(host.HOST_MEMORY_VARIABLE, None)
+    if setting is not None:
+        env[host.HOST_MEMORY_VARIABLE] = setting
+    finished = subprocess.run(
+        [sys.executable, "-c", ALIGNED], capture_output=True, text=True, env=env, check=True
+    )
+    lines = finished.stdout.strip().splitlines()
+    if setting is None:
+        assert "\n".join(lines) == printed
+    else:
+        handler, misaligned_too = lines[0].split(" ", 1)
+        assert (handler, lines[1]) == ("default_allocator", "default_allocator")
+        assert misaligned_too != "[0]"  # NumPy's own allocator gives 16 bytes
+
+
+def test_aligned_allocations_keep_numpy_semantics() -> None:
+    # The handler's four functions: malloc (empty), calloc (zeros), realloc (growing and
+    # shrinking: fromiter of unknown length, resize), free (every array here).
+    assert np._core.multiarray.get_handler_name() == host.ALIGNED_HANDLER
+    made = [np.empty(5 << 20, np.uint8), np.zeros(3 << 20, np.float32), np.ones(7, np.int8)]
+    assert all(a.ctypes.data % host.ALIGNMENT == 0 for a in made)
+    assert not made[1].any() and made[2].sum() == 7
+    grown = np.fromiter((i * 0.5 for i in range(100_000)), np.float64)
+    np.testing.assert_array_equal(grown, np.arange(100_000) * 0.5)
+    assert grown.ctypes.data % host.ALIGNMENT == 0
+    resized = np.arange(10, dtype=np.int64)
+    resized.resize(5000, refcheck=False)
+    np.testing.assert_array_equal(resized[:10], np.arange(10))
+    assert not resized[10:].any() and resized.ctypes.data % host.ALIGNMENT == 0
+    resized.resize(3, refcheck=False)
+    np.testing.assert_array_equal(resized, [0, 1, 2])
+
+
+def test_large_arrays_made_after_import_are_read_in_place() -> None:
+    data = np.arange(ROWS * WIDTH, dtype=np.float32).reshape(ROWS, WIDTH)
+    assert data.ctypes.data % host.ALIGNMENT == 0 and host.window(data) is None
+    # XLA's CPU client aliases it: the imported array's buffer is the NumPy array's memory.
+    assert jax.device_put(data).unsafe_buffer_pointer() == data.ctypes.data
+    joined = ops.join(
+        [data.reshape(1, 1, ROWS, WIDTH)] * 2,
+        OutputTensor={"DataType": "FLOAT32", "Sizes": [1, 1, 2 * ROWS, WIDTH]},
+        Axis=2,
+    )
+    np.testing.assert_array_equal(np.asarray(joined).reshape(2, ROWS, WIDTH), [data, data])
+
+
 SETTINGS = textwrap.dedent(
     """
     import jax
@@ -158,7 +233,7 @@ SETTINGS = textwrap.dedent(
 
 @pytest.mark.parametrize(
     ("setting", "printed"),
-    [(None, "(True, True) False"), ("system", "(False, False) True")],
+    [(None, "(True, True, True) False"), ("system", "(False, False, False) True")],
 )
 def test_the_process_settings_are_made_on_import_unless_the_user_says_system(
     setting: str | None, printed: str

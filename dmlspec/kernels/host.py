@@ -5,10 +5,15 @@ Why this exists (measured, issue "Performance at catalog scale"):
 - XLA's CPU client aliases a NumPy array only when its data is 64-byte aligned. NumPy's large
   arrays sit 16 bytes past a page boundary (glibc's header of an mmap-ed chunk), so every one
   was copied into freshly mapped memory first: a 64 MiB input cost 16384 page faults, about
-  40 ms, before a 2 ms gather ran. A misaligned array is therefore passed as a *window*: a 1-D
-  view that starts at the 64-byte boundary below its data (the same 64 bytes, so the same,
-  mapped page) and that the jitted function slices back to the array (XLA fuses the slice into
-  its consumer: no copy).
+  40 ms, before a 2 ms gather ran. `prepare_process` therefore has NumPy allocate array data
+  64-byte aligned (a NEP 49 memory handler, dmlspec/kernels/_aligned.c, where the optional
+  extension was built): arrays made after the kernel runtime is imported, on the importing
+  thread, are read in place. Any other misaligned array (made before, on another thread, by
+  a library with its own allocator) is passed as a *window*: a 1-D view that starts at the
+  64-byte boundary below its data (the same 64 bytes, so the same, mapped page) and that the
+  jitted function slices back to the array. XLA fuses the slice into most consumers; it copies
+  the window for concatenation and float reductions (measured), where alignment at the source
+  is what avoids the copy.
 - Each fresh output XLA allocates page-faulted, 8192 faults (about 13 ms) per 32 MiB: glibc
   serves allocations above its mmap threshold (at most 32 MiB) with a fresh mmap and unmaps
   them on free, and XLA's CPU client allocated outputs on its dispatch thread, whose malloc
@@ -16,8 +21,9 @@ Why this exists (measured, issue "Performance at catalog scale"):
   glibc serve large blocks from its heap and keep up to `RETAINED_BYTES` of freed memory for
   reuse (what onnxruntime's arena and PyTorch's caching allocator do for their outputs), and
   has JAX's CPU client run computations inline, on the calling thread (the main arena).
-  Both change process-wide settings, so they are made once, when the kernel runtime is
-  imported; `DMLSPEC_HOST_MEMORY=system` leaves glibc and JAX as they were, and a
+  These settings and NumPy's allocator are process-wide, so they are made once, when the kernel
+  runtime is imported; `DMLSPEC_HOST_MEMORY=system` leaves glibc, NumPy and JAX as they were,
+  and a
   `JAX_CPU_ENABLE_ASYNC_DISPATCH` the user set is kept. JAX reads the dispatch setting when
   its CPU backend starts: where JAX ran before dmlspec was imported, outputs of 64 MiB or
   more still fault.
@@ -40,6 +46,7 @@ __all__ = [
     "RETAINED_BYTES",
     "WINDOW_MIN_BYTES",
     "Window",
+    "align_numpy_arrays",
     "keep_freed_memory",
     "prepare_process",
     "run_cpu_computations_inline",
@@ -107,9 +114,40 @@ def _system_settings_asked() -> bool:
 
 
 @functools.cache
-def prepare_process() -> tuple[bool, bool]:
-    """Once per process: (freed memory kept for reuse, CPU computations run inline)."""
-    return keep_freed_memory(), run_cpu_computations_inline()
+def prepare_process() -> tuple[bool, bool, bool]:
+    """Once per process: (freed memory kept for reuse, CPU computations run inline, NumPy
+    arrays allocated aligned)."""
+    return keep_freed_memory(), run_cpu_computations_inline(), align_numpy_arrays()
+
+
+ALIGNED_HANDLER = "dmlspec_aligned_64"  # the name NumPy reports for the handler (_aligned.c)
+
+
+def align_numpy_arrays() -> bool:
+    """Have NumPy allocate array data 64-byte aligned from now on, in the calling thread's
+    context (NumPy keeps its memory handler in a context variable: threads started later begin
+    with NumPy's own). False where it does not apply: DMLSPEC_HOST_MEMORY=system, or the
+    optional extension was not built (no C compiler at install)."""
+    if _system_settings_asked():
+        return False
+    try:
+        from . import _aligned  # type: ignore[attr-defined]  # the optional C extension
+    except ImportError:
+        return False
+    multiarray = _numpy_multiarray()
+    if multiarray.get_handler_name() == ALIGNED_HANDLER:
+        return True
+    huge_pages = getattr(multiarray, "_get_madvise_hugepage", lambda: False)()
+    _aligned.install(bool(huge_pages))  # keep NumPy's huge-page advice for large blocks
+    return bool(multiarray.get_handler_name() == ALIGNED_HANDLER)
+
+
+def _numpy_multiarray() -> Any:
+    try:
+        from numpy._core import multiarray  # NumPy 2
+    except ImportError:
+        from numpy.core import multiarray  # type: ignore[no-redef]  # NumPy 1.26
+    return multiarray
 
 
 def run_cpu_computations_inline() -> bool:
