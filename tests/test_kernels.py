@@ -239,6 +239,12 @@ def test_the_call_cache_tells_apart_everything_a_desc_depends_on() -> None:
     ]
     np.testing.assert_array_equal(scaled[0], 2 * x + 1)
     np.testing.assert_array_equal(scaled[1], 3 * x + 1)
+    # Every field left to its default: a key of its own (no fields written), apart from the
+    # same call with a field given, before it and after it.
+    doubled = {"Scale": 2.0, "Bias": 0.0}
+    for scale_bias in (doubled, None, doubled, None):
+        got = np.asarray(ops.element_wise_identity(x, ScaleBias=scale_bias))
+        np.testing.assert_array_equal(got, x if scale_bias is None else 2 * x)
     a, b = np.array([-2.0, 1.0], np.float32), np.array([0.0, 1.0], np.float32)
     for alpha in (0.5, 2.0):  # a nested Desc
         elu = {"Type": "DML_OPERATOR_ACTIVATION_ELU", "Desc": {"Alpha": alpha}}
@@ -334,6 +340,19 @@ def test_64_bit_values_are_exact_without_a_global_flag() -> None:
     )
     assert np.asarray(sequence).tolist() == [-(2**62), -(2**61), 0]
     assert jax.numpy.arange(2).dtype == np.int32  # the user's defaults are untouched
+
+
+def test_the_64_bit_flag_is_restored_after_every_call() -> None:
+    data = jax.numpy.arange(4.0, dtype=np.float32)
+    deleted = jax.numpy.zeros(4, np.float32)
+    deleted.delete()
+    with pytest.raises(RuntimeError, match="deleted"):  # raised by the program's call
+        ops.element_wise_identity(data, out=deleted)
+    assert not jax.config.x64_enabled
+    with jax.enable_x64(True):
+        ops.element_wise_identity(data)
+        assert jax.config.x64_enabled  # the user's own setting, kept
+    assert not jax.config.x64_enabled
 
 
 @pytest.mark.parametrize("axis", [0, 1])
