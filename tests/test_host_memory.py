@@ -194,7 +194,11 @@ def test_numpy_allocates_aligned_data_after_import_unless_the_user_says_system(
 def test_aligned_allocations_keep_numpy_semantics() -> None:
     # The handler's four functions: malloc (empty), calloc (zeros), realloc (growing and
     # shrinking: fromiter of unknown length, resize), free (every array here).
-    assert np._core.multiarray.get_handler_name() == host.ALIGNED_HANDLER
+    handler = np._core.multiarray.get_handler_name()
+    assert handler == host.ALIGNED_HANDLER, (
+        f"NumPy's memory handler is {handler!r}: the optional C extension "
+        "dmlspec.kernels._aligned was not built (no C compiler at install?)"
+    )
     made = [np.empty(5 << 20, np.uint8), np.zeros(3 << 20, np.float32), np.ones(7, np.int8)]
     assert all(a.ctypes.data % host.ALIGNMENT == 0 for a in made)
     assert not made[1].any() and made[2].sum() == 7
