@@ -116,19 +116,22 @@ FAULTS = textwrap.dedent(
 )
 
 
-def _faults_per_call(setting: str | None) -> list[int]:
+def _printed(script: str, setting: str | None) -> str:
+    """What `script` prints in a fresh process, with DMLSPEC_HOST_MEMORY set to `setting`
+    (None: unset) and JAX_CPU_ENABLE_ASYNC_DISPATCH unset."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "DMLSPEC_JAX_CACHE": "off"}
     env.pop(host.HOST_MEMORY_VARIABLE, None)
+    env.pop("JAX_CPU_ENABLE_ASYNC_DISPATCH", None)
     if setting is not None:
         env[host.HOST_MEMORY_VARIABLE] = setting
     finished = subprocess.run(
-        [sys.executable, "-c", FAULTS],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
     )
-    return [int(line) for line in finished.stdout.split()]
+    return finished.stdout.strip()
+
+
+def _faults_per_call(setting: str | None) -> list[int]:
+    return [int(line) for line in _printed(FAULTS, setting).split()]
 
 
 def test_fresh_outputs_reuse_freed_memory_unless_the_user_says_system() -> None:
@@ -167,28 +170,16 @@ ALIGNED = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize(
-    ("setting", "printed"),
-    [(None, "dmlspec_aligned_64 [0]\ndefault_allocator"), ("system", "default_allocator")],
-)
-def test_numpy_allocates_aligned_data_after_import_unless_the_user_says_system(
-    setting: str | None, printed: str
-) -> None:
+def test_numpy_allocates_aligned_data_after_import() -> None:
     # NumPy keeps its handler per context: a thread started later allocates as NumPy does.
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    env.pop(host.HOST_MEMORY_VARIABLE, None)
-    if setting is not None:
-        env[host.HOST_MEMORY_VARIABLE] = setting
-    finished = subprocess.run(
-        [sys.executable, "-c", ALIGNED], capture_output=True, text=True, env=env, check=True
-    )
-    lines = finished.stdout.strip().splitlines()
-    if setting is None:
-        assert "\n".join(lines) == printed
-    else:
-        handler, misaligned_too = lines[0].split(" ", 1)
-        assert (handler, lines[1]) == ("default_allocator", "default_allocator")
-        assert misaligned_too != "[0]"  # NumPy's own allocator gives 16 bytes
+    assert _printed(ALIGNED, None).splitlines() == ["dmlspec_aligned_64 [0]", "default_allocator"]
+
+
+def test_numpy_keeps_its_own_allocator_when_the_user_says_system() -> None:
+    lines = _printed(ALIGNED, "system").splitlines()
+    handler, misalignments = lines[0].split(" ", 1)
+    assert (handler, lines[1]) == ("default_allocator", "default_allocator")
+    assert misalignments != "[0]"  # NumPy's own allocator gives 16 bytes
 
 
 def test_aligned_allocations_keep_numpy_semantics() -> None:
@@ -242,12 +233,4 @@ SETTINGS = textwrap.dedent(
 def test_the_process_settings_are_made_on_import_unless_the_user_says_system(
     setting: str | None, printed: str
 ) -> None:
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    env.pop(host.HOST_MEMORY_VARIABLE, None)
-    env.pop("JAX_CPU_ENABLE_ASYNC_DISPATCH", None)
-    if setting is not None:
-        env[host.HOST_MEMORY_VARIABLE] = setting
-    finished = subprocess.run(
-        [sys.executable, "-c", SETTINGS], capture_output=True, text=True, env=env, check=True
-    )
-    assert finished.stdout.strip() == printed
+    assert _printed(SETTINGS, setting) == printed
