@@ -175,6 +175,16 @@ def test_numpy_allocates_aligned_data_after_import() -> None:
     assert _printed(ALIGNED, None).splitlines() == ["dmlspec_aligned_64 [0]", "default_allocator"]
 
 
+def test_a_handler_someone_else_installed_is_kept() -> None:
+    # NumPy reports the handler by name; one that is not NumPy's own is never replaced.
+    script = (
+        "from numpy._core import multiarray\n"
+        "multiarray.get_handler_name = lambda: 'someone_elses'\n" + ALIGNED
+    )
+    handler, misalignments = _printed(script, None).splitlines()[0].split(" ", 1)
+    assert handler == "someone_elses" and misalignments != "[0]"
+
+
 def test_numpy_keeps_its_own_allocator_when_the_user_says_system() -> None:
     lines = _printed(ALIGNED, "system").splitlines()
     handler, misalignments = lines[0].split(" ", 1)

@@ -121,13 +121,15 @@ def prepare_process() -> tuple[bool, bool, bool]:
 
 
 ALIGNED_HANDLER = "dmlspec_aligned_64"  # the name NumPy reports for the handler (_aligned.c)
+NUMPY_HANDLER = "default_allocator"  # NumPy's own: the only handler replaced
 
 
 def align_numpy_arrays() -> bool:
     """Have NumPy allocate array data 64-byte aligned from now on, in the calling thread's
     context (NumPy keeps its memory handler in a context variable: threads started later begin
-    with NumPy's own). False where it does not apply: DMLSPEC_HOST_MEMORY=system, or the
-    optional extension was not built (no C compiler at install)."""
+    with NumPy's own). False where it does not apply: DMLSPEC_HOST_MEMORY=system, a handler
+    of the user's or another library's is in place (kept), or the optional extension was not
+    built (no C compiler at install)."""
     if _system_settings_asked():
         return False
     try:
@@ -135,8 +137,9 @@ def align_numpy_arrays() -> bool:
     except ImportError:
         return False
     multiarray = _numpy_multiarray()
-    if multiarray.get_handler_name() == ALIGNED_HANDLER:
-        return True
+    current = multiarray.get_handler_name()
+    if current != NUMPY_HANDLER:
+        return bool(current == ALIGNED_HANDLER)
     huge_pages = getattr(multiarray, "_get_madvise_hugepage", lambda: False)()
     _aligned.install(bool(huge_pages))  # keep NumPy's huge-page advice for large blocks
     return bool(multiarray.get_handler_name() == ALIGNED_HANDLER)
