@@ -30,6 +30,7 @@ from dmlspec_generated.kernels.api import __all__ as _KERNEL_FUNCTIONS
 
 from .errors import Unsupported
 from .limits import quote
+from .validation.shape import operator_type_of
 
 __all__ = ["run", *_KERNEL_FUNCTIONS]
 
@@ -40,18 +41,15 @@ def run(
     """Run operator JSON (DxDispatch's dispatchable) on inputs keyed by tensor field; return
     the outputs keyed by tensor field, shaped and typed as their descs."""
     kind = operator.get("type") if isinstance(operator, Mapping) else None
-    module = _BY_TYPE.get(kind) if isinstance(kind, str) else None
+    module = KERNELS.get(kind) if isinstance(kind, str) else None  # the full name: one lookup
+    if module is None:  # another spelling (without DML_OPERATOR_), as validation reads it
+        module = KERNELS.get(operator_type_of(operator) or "")
     if module is None:
         known = ", ".join(sorted(KERNELS))
         declared = operator.get("type") if isinstance(operator, Mapping) else operator
         raise Unsupported(f"no kernel for {quote(declared)} (kernels: {known})")
     outputs: dict[str, np.ndarray] = module.run(operator, inputs, feature_level)
     return outputs
-
-
-# KERNELS by both spellings of an operator's type, with and without DML_OPERATOR_ (what
-# validation.shape.operator_type_of accepts), looked up once per run.
-_BY_TYPE = KERNELS | {name.removeprefix("DML_OPERATOR_"): m for name, m in KERNELS.items()}
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dmlspec import InvalidOperator, ops
+from dmlspec import InvalidOperator, Unsupported, ops
 from dmlspec.kernels import runtime
 
 GATHER_ND = {
@@ -159,3 +159,13 @@ def test_a_run_whose_program_was_freed_compiles_it_again() -> None:
         outputs["OutputTensor"], inputs["InputTensor"][inputs["IndicesTensor"][:, 0]]
     )
     assert runtime.trace_count() == traced + 1
+
+
+def test_the_type_is_read_with_or_without_its_prefix() -> None:
+    # DxDispatch models and validation accept both spellings; run finds the same kernel.
+    data = np.arange(12, dtype=np.float32).reshape(4, 3)
+    inputs = {"InputTensor": data, "IndicesTensor": np.array([[3], [0]], np.int32)}
+    short = dict(GATHER_ND, type="GATHER_ND")
+    np.testing.assert_array_equal(ops.run(short, inputs)["OutputTensor"], data[[3, 0]])
+    with pytest.raises(Unsupported, match="no kernel for 'GATHER_NDD'"):
+        ops.run(dict(GATHER_ND, type="GATHER_NDD"), inputs)
