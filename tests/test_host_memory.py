@@ -244,3 +244,15 @@ def test_the_process_settings_are_made_on_import_unless_the_user_says_system(
     setting: str | None, printed: str
 ) -> None:
     assert _printed(SETTINGS, setting) == printed
+
+
+def test_the_handler_takes_its_alignment_from_host_and_refuses_another() -> None:
+    # host.ALIGNMENT is the one place the number is written; the extension checks what it gets.
+    from dmlspec.kernels import _aligned  # type: ignore[attr-defined]
+
+    assert host.prepare_process()[2]
+    with pytest.raises(ValueError, match="power of two of at least 8 bytes; got 48"):
+        _aligned.install(48, False)
+    with pytest.raises(ValueError, match="installed with alignment 64; got 128"):
+        _aligned.install(128, False)
+    assert np.empty(3 << 20, np.uint8).ctypes.data % host.ALIGNMENT == 0

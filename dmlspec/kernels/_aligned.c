@@ -3,7 +3,8 @@
    XLA's CPU client reads a NumPy array in place only when its data is 64-byte aligned; NumPy's
    own allocator gives 16 bytes, so most large arrays were copied on their way into a kernel
    (or passed as a window, which XLA still copies for concatenation and float reductions).
-   dmlspec.kernels.host installs this handler once, when the kernel runtime is imported.
+   dmlspec.kernels.host installs this handler once, when the kernel runtime is imported, with
+   its ALIGNMENT (the one place that number is written).
 
    Each block is one malloc (calloc) block with a header just before the aligned address: the
    address malloc returned, to free, and the size asked for, to copy on realloc. Large blocks
@@ -20,7 +21,6 @@
 #include <sys/mman.h>
 #endif
 
-#define ALIGNMENT 64
 #define HUGE_PAGE_MIN_BYTES ((size_t)1 << 22) /* NumPy's threshold for the advice */
 #define PAGE_BYTES 4096u
 #define SET_HANDLER_SLOT 304 /* PyDataMem_SetHandler in NumPy's C-API table (since 1.22) */
@@ -45,15 +45,14 @@ typedef struct {
     size_t size; /* the bytes asked for */
 } Header;
 
-#define EXTRA_BYTES (ALIGNMENT + sizeof(Header))
-
+static size_t alignment = 0; /* a power of two, set by install() before any allocation */
 static int advise_huge_pages = 0;
 
 static void *place(void *block, size_t size) {
     if (block == NULL) {
         return NULL;
     }
-    uintptr_t start = ((uintptr_t)block + sizeof(Header) + ALIGNMENT - 1) & ~(uintptr_t)(ALIGNMENT - 1);
+    uintptr_t start = ((uintptr_t)block + sizeof(Header) + alignment - 1) & ~(uintptr_t)(alignment - 1);
     Header *header = (Header *)start - 1;
     header->block = block;
     header->size = size;
@@ -68,19 +67,21 @@ static void *place(void *block, size_t size) {
 
 static void *aligned_malloc(void *ctx, size_t size) {
     (void)ctx;
-    if (size > SIZE_MAX - EXTRA_BYTES) {
+    size_t extra = alignment + sizeof(Header);
+    if (size > SIZE_MAX - extra) {
         return NULL;
     }
-    return place(malloc(size + EXTRA_BYTES), size);
+    return place(malloc(size + extra), size);
 }
 
 static void *aligned_calloc(void *ctx, size_t count, size_t item_size) {
     (void)ctx;
-    if (item_size != 0 && count > (SIZE_MAX - EXTRA_BYTES) / item_size) {
+    size_t extra = alignment + sizeof(Header);
+    if (item_size != 0 && count > (SIZE_MAX - extra) / item_size) {
         return NULL;
     }
     size_t size = count * item_size;
-    return place(calloc(1, size + EXTRA_BYTES), size);
+    return place(calloc(1, size + extra), size);
 }
 
 static void aligned_free(void *ctx, void *ptr, size_t size) {
@@ -132,14 +133,26 @@ static void **numpy_api(void) {
 }
 
 PyDoc_STRVAR(install_doc,
-             "install(advise_huge_pages)\n--\n\n"
-             "Make NumPy allocate array data 64-byte aligned in the calling context (NumPy keeps its\n"
-             "handler in a context variable). Returns the handler that was current before.");
+             "install(alignment, advise_huge_pages)\n--\n\n"
+             "Make NumPy allocate array data aligned to `alignment` bytes (a power of two) in the\n"
+             "calling context (NumPy keeps its handler in a context variable). Once per process.\n"
+             "Returns the handler that was current before.");
 
 static PyObject *install(PyObject *self, PyObject *args) {
     (void)self;
+    Py_ssize_t wanted;
     int advise;
-    if (!PyArg_ParseTuple(args, "p", &advise)) {
+    if (!PyArg_ParseTuple(args, "np", &wanted, &advise)) {
+        return NULL;
+    }
+    if (wanted < (Py_ssize_t)sizeof(void *) || (wanted & (wanted - 1)) != 0) {
+        PyErr_Format(PyExc_ValueError, "alignment must be a power of two of at least %zd bytes; got %zd",
+                     (Py_ssize_t)sizeof(void *), wanted);
+        return NULL;
+    }
+    if (alignment != 0 && alignment != (size_t)wanted) {
+        PyErr_Format(PyExc_ValueError, "the handler is installed with alignment %zu; got %zd",
+                     alignment, wanted);
         return NULL;
     }
     void **api = numpy_api();
@@ -150,6 +163,7 @@ static PyObject *install(PyObject *self, PyObject *args) {
     if (capsule == NULL) {
         return NULL;
     }
+    alignment = (size_t)wanted;
     advise_huge_pages = advise;
     PyObject *(*set_handler)(PyObject *) = (PyObject * (*)(PyObject *)) api[SET_HANDLER_SLOT];
     PyObject *previous = set_handler(capsule);
@@ -170,4 +184,11 @@ static struct PyModuleDef module = {
     methods,
 };
 
-PyMODINIT_FUNC PyInit__aligned(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__aligned(void) {
+    PyObject *created = PyModule_Create(&module);
+    if (created != NULL && PyModule_AddStringConstant(created, "HANDLER_NAME", handler.name) < 0) {
+        Py_DECREF(created);
+        return NULL;
+    }
+    return created;
+}

@@ -40,6 +40,11 @@ from typing import Any
 
 import numpy as np
 
+try:
+    from . import _aligned  # type: ignore[attr-defined]  # the optional C extension
+except ImportError:  # not built: no C compiler at install
+    _aligned = None
+
 __all__ = [
     "ALIGNMENT",
     "HOST_MEMORY_VARIABLE",
@@ -120,7 +125,8 @@ def prepare_process() -> tuple[bool, bool, bool]:
     return keep_freed_memory(), run_cpu_computations_inline(), align_numpy_arrays()
 
 
-ALIGNED_HANDLER = "dmlspec_aligned_64"  # the name NumPy reports for the handler (_aligned.c)
+# The name NumPy reports for the aligned handler (None where the extension was not built).
+ALIGNED_HANDLER: str | None = None if _aligned is None else _aligned.HANDLER_NAME
 NUMPY_HANDLER = "default_allocator"  # NumPy's own: the only handler replaced
 
 
@@ -130,18 +136,14 @@ def align_numpy_arrays() -> bool:
     with NumPy's own). False where it does not apply: DMLSPEC_HOST_MEMORY=system, a handler
     of the user's or another library's is in place (kept), or the optional extension was not
     built (no C compiler at install)."""
-    if _system_settings_asked():
-        return False
-    try:
-        from . import _aligned  # type: ignore[attr-defined]  # the optional C extension
-    except ImportError:
+    if _system_settings_asked() or _aligned is None:
         return False
     multiarray = _numpy_multiarray()
     current = multiarray.get_handler_name()
     if current != NUMPY_HANDLER:
         return bool(current == ALIGNED_HANDLER)
     huge_pages = getattr(multiarray, "_get_madvise_hugepage", lambda: False)()
-    _aligned.install(bool(huge_pages))  # keep NumPy's huge-page advice for large blocks
+    _aligned.install(ALIGNMENT, bool(huge_pages))  # NumPy's huge-page advice kept
     return bool(multiarray.get_handler_name() == ALIGNED_HANDLER)
 
 
