@@ -1,8 +1,8 @@
 """The `dmlspec` command line.
 
 Exit codes: 0 success, 1 a check found differences or violations (or a backend failed),
-2 unreadable, malformed or refused input (specs, docs, files, backends, limits), 3 an internal
-error (a bug in dmlspec). Errors are one-line messages, never tracebacks
+2 unreadable, malformed or refused input (specs, docs, files, backends, limits) or a missing
+dependency, 3 an internal error (a bug in dmlspec). Errors are one-line messages, never tracebacks
 (set DMLSPEC_DEBUG=1 to see one for an internal error).
 """
 
@@ -499,6 +499,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _missing_dependency(error: Exception) -> str | None:
+    """The package a failed import names, where it is not one of dmlspec's own (whose absence
+    is a bug), else None."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    package = error.name.partition(".")[0]
+    return None if package in ("dmlspec", "dmlspec_generated") else package
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -514,6 +523,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:  # the CLI never shows a traceback unless asked to
+        missing = _missing_dependency(error)
+        if missing is not None:
+            print(
+                f"dmlspec: this command needs the Python package {quote(missing)}, a dependency "
+                f"of dmlspec that {sys.executable} cannot import; install dmlspec with its "
+                "dependencies (in a checkout: python -m pip install -e .)",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
         if os.environ.get("DMLSPEC_DEBUG"):
             traceback.print_exc()
         print(f"dmlspec: internal error: {type(error).__name__}: {error}", file=sys.stderr)

@@ -889,3 +889,32 @@ def test_the_spec_loader_reports_deep_expressions_as_spec_errors(
         load_catalog(spec_dir)
     assert time.monotonic() - started < 10
     assert len(str(raised.value)) < 2_000
+
+
+# A Python where JAX cannot be imported (a dependency missing), then the CLI's generate check,
+# which reads the kernels' primitives.
+WITHOUT_JAX = """
+import sys
+
+
+class NoJax:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("jax", "jaxlib"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, NoJax())
+from dmlspec.cli import main
+
+sys.exit(main(["generate", "--check"]))
+"""
+
+
+def test_a_missing_dependency_is_named_not_reported_as_an_internal_error() -> None:
+    finished = subprocess.run(
+        [sys.executable, "-c", WITHOUT_JAX], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert finished.returncode == 2, finished.stderr
+    assert "internal error" not in finished.stderr and "Traceback" not in finished.stderr
+    assert "needs the Python package 'jax', a dependency of dmlspec" in finished.stderr
+    assert "python -m pip install -e ." in finished.stderr
