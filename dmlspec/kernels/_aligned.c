@@ -182,6 +182,10 @@ static struct PyModuleDef module = {
     "A 64-byte aligned NumPy data allocator (see dmlspec.kernels.host).",
     -1,
     methods,
+    NULL, /* m_slots */
+    NULL, /* m_traverse */
+    NULL, /* m_clear */
+    NULL, /* m_free */
 };
 
 PyMODINIT_FUNC PyInit__aligned(void) {
