@@ -26,11 +26,10 @@ from . import onnxruntime_data_movement as data_movement
 from . import onnxruntime_element_wise as element_wise
 from . import onnxruntime_reduction as reduction
 from .errors import Unsupported
+from .onnx_models import make_model
 from .onnxruntime_graph import single_threaded
 
 __all__ = ["OnnxRuntimeBackend"]
-
-OPSET = 18
 
 
 @cache
@@ -60,8 +59,7 @@ def _session(
         node_type, [name for name, _, _ in signature], ["output"], **dict(attributes)
     )
     graph = helper.make_graph([node], f"dmlspec_{node_type}", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
+    model = make_model(graph)
     onnx.checker.check_model(model)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3

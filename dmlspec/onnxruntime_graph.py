@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from .errors import Unsupported
+from .onnx_models import make_model
 
 __all__ = [
     "ONNX_TYPES",
-    "OPSET",
     "Body",
     "Builder",
     "Call",
@@ -30,8 +30,6 @@ __all__ = [
     "run_operator",
     "single_threaded",
 ]
-
-OPSET = 18
 
 # ONNX's element types, by NumPy name (onnx.TensorProto values).
 ONNX_TYPES = {
@@ -237,8 +235,7 @@ def _session(key: tuple[Any, ...]) -> Any:
         [_value_info(*value) for value in signature],
         [_value_info(*value) for value in dict.fromkeys(outputs)],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
+    model = make_model(graph)
     onnx.checker.check_model(model)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..onnx_models import make_model
 from .timing import Variant
 from .variants import NEW
 
@@ -82,7 +83,7 @@ def onnxruntime_session(
         [info("output", output_shape, dtype)],
         initializer=[onnx.numpy_helper.from_array(v, n) for n, v in stored.items()],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = make_model(graph)
     options = ort.SessionOptions()
     if not spinning:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")

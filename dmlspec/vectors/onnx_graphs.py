@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OPSET", "graph_for"]
+from ..onnx_models import make_model
 
-OPSET = 18
+__all__ = ["graph_for"]
 
 
 def _shape(name: str, values: tuple[int, ...]) -> Any:
@@ -104,10 +104,7 @@ def graph_for(operator: Mapping[str, Any], dtypes: Mapping[str, np.dtype[Any]]) 
         )
     ]
     graph = helper.make_graph(nodes, kind.lower(), inputs, outputs, initializer=initializers)
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="dmlspec"
-    )
-    model.ir_version = 8
+    model = make_model(graph, producer_name="dmlspec")
     onnx.checker.check_model(model)
     return model
 
