@@ -10,11 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
 from dmlspec.bench import families
 from dmlspec.bench import main as bench_main
+from dmlspec.bench.accelerator import DeviceRates, measure_device
 from dmlspec.bench.cases import FAMILY_OPERATORS, SIZES, build_cases, case_families
 from dmlspec.bench.families import (
     KERNEL_JIT,
@@ -298,6 +300,74 @@ def test_small_calls_compare_with_the_trivial_call_on_the_same_kind_of_input() -
     assert "2.25x the trivial call on a device array" in numpy_in["measured"]
     on_device = results[f"exp_small: jax <= 2x {TRIVIAL}"]
     assert on_device["met"] is False and on_device["value"] == pytest.approx(2.25)
+
+
+GPU = DeviceRates(
+    platform="gpu",
+    copy_gbps=2000.0,
+    single_copy_gbps=1500.0,
+    host_to_device_gbps=8.0,
+    device_to_host_gbps=4.0,
+    call_floor_seconds=80e-6,
+)
+
+
+def test_on_an_accelerator_a_numpy_input_miss_names_the_transfers() -> None:
+    """On a GPU NumPy inputs are copied to the device and ops.run's outputs back: the evidence
+    says how long that takes at the run's measured rates instead of where inputs sit in host
+    memory, and a reading with no other cause names the transfers."""
+    data = np.zeros((2048, 1024), np.float32)  # 8 MiB: 1.049 ms to the device at 8 GB/s
+    ops_run = Variant(
+        "ops.run, numpy in",
+        "dmlspec",
+        "new output",
+        lambda: None,
+        1 << 24,
+        numpy_inputs=(data,),
+        host_output_bytes=data.nbytes,  # 2.097 ms back at 4 GB/s
+    )
+    case = [
+        Timing(ops_run, [0.004], correct=True, calls=1),
+        _timing("onnxruntime GatherND", "onnxruntime", "new output", 0.002),
+    ]
+    results = check_targets({"gather_nd_large": case}, 2000.0, 1e-6, device=GPU)
+    missed = next(r for r in results if r["met"] is False)
+    evidence = missed["evidence"]
+    assert not any(n.startswith("NumPy input") for n in evidence)  # host placement: CPU only
+    assert (
+        "ops.run, numpy in: host-device transfers, 8 MiB of NumPy inputs to the gpu and 8 MiB "
+        "of output back to the host: about 3.146 ms at this run's rates (8.0 GB/s to the "
+        "device, 4.0 GB/s back)"
+    ) in evidence
+    assert evidence[-1] == (
+        "reading (ops.run, numpy in): host-device transfers (about 79% of the call)"
+    )
+    on_cpu = check_targets({"gather_nd_large": case}, 20.0, 1e-6)
+    assert not any("host-device" in n for r in on_cpu for n in r.get("evidence", []))
+
+
+def test_on_an_accelerator_a_bandwidth_miss_names_the_wait_for_the_device() -> None:
+    case = [
+        _timing("jax out=", "dmlspec", "in place", 200e-6),
+        _timing("jax.jit(ops.f) out=", KERNEL_JIT, "in place", 190e-6),
+        _timing("jax.jit(f) out=", PLAIN_XLA, "in place", 180e-6),
+        _timing("np.f out=", "numpy", "in place", 0.010),
+    ]
+    results = check_targets({"add_large": case}, 2000.0, 1e-6, device=GPU)
+    missed = next(r for r in results if r["met"] is False and "copy" in r["target"])
+    assert missed["evidence"][-1] == (
+        "reading (jax out=): the wait for the gpu: a trivial jitted call and its wait take "
+        "80.0 us (40% of the call)"
+    )
+
+
+def test_device_rates_are_measured_on_the_default_device() -> None:
+    """What the benchmark measures on an accelerator runs on any JAX device (CI: the CPU)."""
+    rates = measure_device(1 << 20, runs=3)
+    assert rates.platform == jax.devices()[0].platform
+    assert min(rates.copy_gbps, rates.single_copy_gbps) > 0
+    assert min(rates.host_to_device_gbps, rates.device_to_host_gbps) > 0
+    assert 0 < rates.call_floor_seconds < 1
 
 
 def test_a_variant_with_a_wrong_output_is_flagged() -> None:

@@ -17,6 +17,7 @@ call; each family module states its own):
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,8 @@ def _user_paths(
     """The path a user takes first: NumPy arrays in, a fresh output out, through `ops.run`
     (operator JSON, the backend contract) and through the operator's `ops` function."""
     output = next(f for f in operator["desc"] if f.startswith("Output"))
+    returned = operator["desc"][output]
+    dtype = next(name for name, kind in _DATA_TYPES.items() if kind == returned["DataType"])
     return [
         Variant(
             "ops.run, numpy in",
@@ -70,6 +73,7 @@ def _user_paths(
             lambda: ops.run(operator, inputs)[output],
             moved,
             numpy_inputs=tuple(inputs.values()),
+            host_output_bytes=math.prod(returned["Sizes"]) * np.dtype(dtype).itemsize,
         ),
         Variant(
             "numpy in",

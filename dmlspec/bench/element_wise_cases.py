@@ -145,7 +145,15 @@ def add_broadcast_case(name: str, size: str, n: Scale) -> BenchCase:
 
     materialized = np.broadcast_to(row, a.shape)  # a zero-stride NumPy view
     variants = [
-        Variant("numpy in", "dmlspec", NEW, numpy_in, moved, numpy_inputs=(a, row)),
+        Variant(
+            "numpy in",
+            "dmlspec",
+            NEW,
+            numpy_in,
+            moved,
+            numpy_inputs=(a, row),
+            host_output_bytes=expected.nbytes,
+        ),
         Variant("jax", "dmlspec", NEW, lambda: ready(strided(*placed)), moved),
         Variant(
             "jax out=",

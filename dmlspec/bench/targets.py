@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..kernels import host
+from .accelerator import DeviceRates
 from .cases import FAMILY_OPERATORS
 from .families import KERNEL_JIT, PLAIN_XLA
 from .timing import MiB, Timing
@@ -37,6 +38,7 @@ BEST_PEER = "best peer"  # the fastest correct peer variant, fresh output or in 
 BEST_NEW_PEER = "best new-output peer"  # the fastest correct peer variant making a new output
 PEER_LIBRARIES = ("numpy", "onnxruntime", "torch")
 LARGE_BYTES = 1 << 20
+NO_SINGLE_CAUSE = "no single cause above 30% of the call"
 # Issue 15: at least 100 conformance cases/s on this 2-core machine, with `--workers 2`.
 SUITE_WORKERS = "2"
 SUITE_CASES_PER_SECOND = 100
@@ -117,9 +119,11 @@ def check_targets(
     copy_gbps: float,
     fault_seconds: float,
     families: dict[str, str] | None = None,
+    device: DeviceRates | None = None,
 ) -> list[dict[str, Any]]:
     """Each target: met or missed, by how much, and the evidence that explains a miss.
-    `families` (case -> family) labels each entry, for grouping the printout."""
+    `families` (case -> family) labels each entry, for grouping the printout; `device` is the
+    accelerator the kernels ran on (None: the CPU), whose transfers and call floor explain."""
     results = []
     for target in TARGETS:
         if target.case not in timings:
@@ -161,7 +165,7 @@ def check_targets(
                     f"; {ours.median / on_device.median:.2f}x the trivial call on a device array"
                 )
         if not entry["met"]:
-            entry["evidence"] = _evidence(ours, case, copy_gbps, fault_seconds)
+            entry["evidence"] = _evidence(ours, case, copy_gbps, fault_seconds, device)
         results.append(entry)
     return results
 
@@ -195,8 +199,34 @@ def _placement(arrays: tuple[np.ndarray, ...]) -> list[str]:
     return notes
 
 
+def _size(size: int) -> str:
+    return f"{size / MiB:.0f} MiB" if size >= MiB else f"{size / 1024:.1f} KiB"
+
+
+def _transfers(variant: Any, device: DeviceRates) -> tuple[float, str] | None:
+    """The host-device copies a call on NumPy arrays takes on an accelerator, in seconds at
+    the rates measured in the run, and in words; None for a call on device arrays."""
+    sent = sum(a.nbytes for a in variant.numpy_inputs)
+    fetched = variant.host_output_bytes
+    if not sent and not fetched:
+        return None
+    seconds = sent / device.host_to_device_gbps / 1e9 + fetched / device.device_to_host_gbps / 1e9
+    parts = [f"{_size(sent)} of NumPy inputs to the {device.platform}"]
+    if fetched:
+        parts.append(f"{_size(fetched)} of output back to the host")
+    return seconds, (
+        f"{variant.name}: host-device transfers, " + " and ".join(parts) + f": about "
+        f"{_ms(seconds)} at this run's rates ({device.host_to_device_gbps:.1f} GB/s to the "
+        f"device, {device.device_to_host_gbps:.1f} GB/s back)"
+    )
+
+
 def _evidence(
-    ours: Timing, case: list[Timing], copy_gbps: float, fault_seconds: float
+    ours: Timing,
+    case: list[Timing],
+    copy_gbps: float,
+    fault_seconds: float,
+    device: DeviceRates | None = None,
 ) -> list[str]:
     notes = []
     faults = ours.faults_per_call
@@ -226,7 +256,11 @@ def _evidence(
             f"{on_device.faults_per_call:.0f} faults per call; importing the NumPy inputs "
             f"costs the difference, {_ms(imported)}"
         )
-        notes.extend(_placement(ours.variant.numpy_inputs))
+        if device is None:  # on an accelerator every input is copied: _transfers says so
+            notes.extend(_placement(ours.variant.numpy_inputs))
+    transfers = None if device is None else _transfers(ours.variant, device)
+    if transfers is not None:
+        notes.append(transfers[1])
     peers = [t for t in case if t.variant.library in PEER_LIBRARIES and t.correct is not False]
     fastest = min(peers, key=lambda t: t.median, default=None)
     if fastest is not None:
@@ -257,10 +291,35 @@ def _evidence(
             into = f", compiled into {compiled.compiled}" if compiled and compiled.compiled else ""
             notes.append(f"{label}, {timing.variant.name}: {_ms(timing.median)}{into}")
     trivial = _peer(case, TRIVIAL)
-    notes.append(
-        _reading(ours, call, program, plain, fastest, trivial, imported, faults * fault_seconds)
+    waits = [] if device is None else [_wait(ours, device)]
+    if transfers is not None and imported == 0.0 and transfers[0] > 0.3 * ours.median:
+        waits.append(f"host-device transfers (about {transfers[0] / ours.median:.0%} of the call)")
+    reading = _reading(
+        ours, call, program, plain, fastest, trivial, imported, faults * fault_seconds, device
     )
+    notes.append(_with(reading, [w for w in waits if w]))
     return notes
+
+
+def _wait(ours: Timing, device: DeviceRates) -> str:
+    """The floor every call timed here pays on an accelerator (the user's path waits for its
+    result), as a cause when it is over 30% of the call."""
+    floor = device.call_floor_seconds
+    if floor <= 0.3 * ours.median:
+        return ""
+    return (
+        f"the wait for the {device.platform}: a trivial jitted call and its wait take "
+        f"{_ms(floor)} ({floor / ours.median:.0%} of the call)"
+    )
+
+
+def _with(reading: str, causes: list[str]) -> str:
+    """A reading with more causes; they replace the reading's 'no single cause'."""
+    if not causes:
+        return reading
+    label, _, found = reading.partition(": ")
+    kept = [] if found.startswith(NO_SINGLE_CAUSE) else [found]
+    return f"{label}: " + "; ".join(kept + causes)
 
 
 def _library(case: list[Timing], library: str, mode: str) -> Timing | None:
@@ -287,14 +346,19 @@ def _reading(
     trivial: Timing | None,
     imported: float,
     faulting: float,
+    device: DeviceRates | None = None,
 ) -> str:
     """Where the time goes, read off the numbers above: every cause over 30% of the call (the
     import's copies fault too, so shares overlap). `call` is dmlspec's call on device arrays,
     `program` the kernel's program jitted whole and `plain` plain XLA, in the mode of ours;
     `trivial` the trivial jitted call (small cases)."""
+    code = "CPU code" if device is None else f"{device.platform.upper()} code"
     shares = []
     if imported > 0.3 * ours.median:
-        shares.append(f"importing the NumPy inputs ({imported / ours.median:.0%} of the call)")
+        what = "importing the NumPy inputs"
+        if device is not None:
+            what = f"copying the NumPy inputs to the {device.platform}"
+        shares.append(f"{what} ({imported / ours.median:.0%} of the call)")
     if faulting > 0.3 * ours.median:
         share = f"about {faulting / ours.median:.0%}" if faulting < ours.median else "most of it"
         shares.append(f"page faults on freshly allocated memory ({share})")
@@ -317,7 +381,7 @@ def _reading(
         and ours.variant.bytes_moved >= LARGE_BYTES  # a small call's floor is the dispatch
     ):
         shares.append(
-            f"XLA's CPU code for the operation: plain XLA ({plain.variant.mode}) is "
+            f"XLA's {code} for the operation: plain XLA ({plain.variant.mode}) is "
             f"{plain.median / fastest.median:.1f}x the fastest peer too"
         )
     floor = _compared(program, trivial)
@@ -326,11 +390,11 @@ def _reading(
         shares.append(
             f"the compiled program alone is {floor[0]:.1f}x the trivial jitted call"
             + (
-                f", and plain XLA's {plain_too[0]:.1f}x: XLA's CPU code for the operation"
+                f", and plain XLA's {plain_too[0]:.1f}x: XLA's {code} for the operation"
                 if plain_too is not None and plain_too[0] > 2
                 else ""
             )
         )
     if not shares:
-        shares.append("no single cause above 30% of the call (per-call overhead, or noise)")
+        shares.append(f"{NO_SINGLE_CAUSE} (per-call overhead, or noise)")
     return f"reading ({ours.variant.name}): " + "; ".join(shares)

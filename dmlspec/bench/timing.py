@@ -51,6 +51,8 @@ class Variant:
     alone: bool = False
     # The NumPy arrays a "numpy in" variant passes: where they sit in memory is evidence.
     numpy_inputs: tuple[np.ndarray, ...] = ()
+    # Bytes of output the call returns as NumPy arrays (ops.run): on an accelerator, fetched.
+    host_output_bytes: int = 0
 
     @property
     def label(self) -> str:
