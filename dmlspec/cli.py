@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
 from .backends import BackendLoadError
@@ -202,6 +202,13 @@ def _writable_folder(path: Path, option: str) -> Path:
     return path
 
 
+def share_accelerator(environ: MutableMapping[str, str]) -> None:
+    """A run is several processes (the backend's own, xdist's workers), each with its own JAX
+    client; on a GPU each would take 75% of the memory at its start (JAX's preallocation) and
+    the second would find too little left. Unless the user chose, they allocate as needed."""
+    environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+
 def command_conformance(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -215,6 +222,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .generate.dest.tests import suite_path
     from .limits import CASE_TIMEOUT
 
+    share_accelerator(os.environ)
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")

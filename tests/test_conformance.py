@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dmlspec import load_catalog
+from dmlspec.cli import share_accelerator
 
 from .conftest import REPO_ROOT
 
@@ -226,3 +227,14 @@ def test_every_documented_example_runs_on_the_reference(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:]
     assert f"{len(expected)} passed" in result.stdout, result.stdout[-1000:]
+
+
+def test_a_run_s_processes_share_an_accelerator_unless_the_user_chose() -> None:
+    """Each process of a run (the backend's, xdist's workers) starts a JAX client; on a GPU,
+    JAX's preallocation would give the first 75% of the memory and fail the second."""
+    environ: dict[str, str] = {}
+    share_accelerator(environ)
+    assert environ == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    chosen = {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}
+    share_accelerator(chosen)
+    assert chosen == {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}
