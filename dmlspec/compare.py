@@ -48,9 +48,13 @@ def exact_mismatches(
     actual: np.ndarray,
     defined: np.ndarray | None = None,
     limit: int | None = MISMATCHES_SHOWN,
+    any_nan: bool = False,
 ) -> list[Mismatch]:
-    """Cells (where `defined`) whose bits differ; the first `limit` of them (None: all)."""
+    """Cells (where `defined`) whose bits differ; the first `limit` of them (None: all).
+    With `any_nan`, a NaN matches any NaN (a float type's rule for NaNs arithmetic makes)."""
     differ = _bits(expected) != _bits(actual)
+    if any_nan and expected.dtype.kind == "f":
+        differ &= ~(np.isnan(expected) & np.isnan(actual))
     if defined is not None:
         differ &= defined
     cells = np.argwhere(differ)[:limit]  # [:None]: all
@@ -65,14 +69,19 @@ def ulp_mismatches(
     defined: np.ndarray | None = None,
     abs_tolerance: float | np.ndarray | None = None,
     limit: int | None = MISMATCHES_SHOWN,
+    ulps_of: np.dtype[Any] | None = None,
 ) -> list[Mismatch]:
-    """Cells farther than max_ulps ULPs (of `scale`, in the output type) from `expected`, and
-    not within `abs_tolerance` (a number, or one per element) of it either. A NaN matches any
-    NaN (payloads and signs of NaN are not compared); infinities must match exactly."""
+    """Cells farther than max_ulps ULPs (of `scale`, in the output type or in `ulps_of`, the
+    floating type the result is computed in) from `expected`, and not within `abs_tolerance`
+    (a number, or one per element) of it either. With `ulps_of`, an integer output (that result
+    truncated) also passes one past the bound. A NaN matches any NaN (payloads and signs of NaN
+    are not compared); infinities must match exactly."""
     dtype = actual.dtype
     with np.errstate(invalid="ignore", over="ignore"):
-        unit = np.spacing(np.abs(scale).astype(dtype)).astype(np.float64)
+        unit = np.spacing(np.abs(scale).astype(ulps_of or dtype)).astype(np.float64)
         gap = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    if ulps_of is not None and dtype.kind in "iu":
+        gap = np.maximum(gap - 1, 0)  # the truncation of a result within the bound
     finite = np.isfinite(expected) & np.isfinite(actual)
     with np.errstate(invalid="ignore"):  # 0 ULPs of the largest float: 0 * inf
         close = (gap == 0) | (gap <= max_ulps * unit)

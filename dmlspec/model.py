@@ -123,10 +123,16 @@ class DataType:
     doc: str
     sources: tuple[str, ...]
     subnormals: Mapping[str, str] | None = None  # {"rule": "kept" | "may_flush", "note": ...}
+    nans: Mapping[str, str] | None = None  # {"rule": "any_from_arithmetic" | "kept", "note": ...}
 
     @property
     def may_flush_subnormals(self) -> bool:
         return self.subnormals is not None and self.subnormals.get("rule") == "may_flush"
+
+    @property
+    def any_nan_from_arithmetic(self) -> bool:
+        """A NaN that arithmetic produces may be any NaN (its bits are not compared)."""
+        return self.nans is not None and self.nans.get("rule") == "any_from_arithmetic"
 
     def to_json(self) -> Json:
         data: Json = {
@@ -139,6 +145,7 @@ class DataType:
             "sources": list(self.sources),
         }
         _put(data, "subnormals", None if self.subnormals is None else dict(self.subnormals))
+        _put(data, "nans", None if self.nans is None else dict(self.nans))
         return data
 
 
@@ -567,6 +574,8 @@ class ComparisonRule:
     when: Expression | None = None  # applies only to descs where this holds
     terms: Expression | None = None  # terms accumulated into each element (an upper bound)
     magnitude: str | None = None  # "output", "absolute_inputs", "log_of_sum" or "one"
+    # the floating type whose ULP is the unit (the type computed in); None: the output's type
+    ulps_of: str | None = None
 
     def applies_to(self, tensor: str, kind: str, data_type: str) -> bool:
         return (
@@ -611,6 +620,7 @@ class ComparisonRule:
         _put(data, "ulp_scale", None if self.ulp_scale is None else self.ulp_scale.source)
         _put(data, "terms", None if self.terms is None else self.terms.source)
         _put(data, "magnitude", self.magnitude)
+        _put(data, "ulps_of", self.ulps_of)
         _put(data, "source", self.source)
         _put(data, "note", self.note)
         return data

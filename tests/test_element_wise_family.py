@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -234,3 +235,92 @@ def test_hardmax_marks_the_first_maximum_as_argmax_finds_it(
     expected = (positions == first_maximum).astype(np.float32)
     actual = ops.activation_hardmax1(x, AxisCount=len(axes), Axes=axes)
     np.testing.assert_array_equal(np.asarray(actual), expected)
+
+
+class _Returns:
+    """A backend that returns one output, whatever it is asked."""
+
+    def __init__(self, output: np.ndarray) -> None:
+        self.output = output
+
+    def run(self, operator: object, given: object) -> dict[str, np.ndarray]:
+        return {"OutputTensor": self.output.copy()}
+
+
+def _bits_of(values: list[int], dtype: Any) -> np.ndarray:
+    unsigned = np.dtype(f"uint{np.dtype(dtype).itemsize * 8}")
+    return np.array(values, unsigned).view(dtype)
+
+
+def test_a_nan_from_arithmetic_may_be_any_nan_but_data_movement_keeps_its_bits() -> None:
+    """The common spec's NaN rule: NEGATE of a NaN may come back as any NaN (XLA on an H100
+    returns 0x7fffffff where a CPU flips the sign bit), never as a number; a NaN that GATHER
+    copies must keep its bits."""
+    from dmlspec.conformance.cases import Case
+    from dmlspec.conformance.check import CaseFailure, run_case
+
+    catalog = load_catalog()
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 2]}
+    negate = {
+        "type": "DML_OPERATOR_ELEMENT_WISE_NEGATE",
+        "desc": {"InputTensor": tensor, "OutputTensor": tensor},
+    }
+    nan = _bits_of([0x7FC00000, 0x3F800000], np.float32).reshape(1, 1, 1, 2)  # NaN, 1.0
+    case = Case(negate, {"InputTensor": nan}, "6_4", 0)
+    spec = catalog.operator("ELEMENT_WISE_NEGATE")
+    for bits in (0xFFC00000, 0x7FFFFFFF, 0x7FC00000):  # the sign flipped, canonical, kept
+        got = _bits_of([bits, 0xBF800000], np.float32).reshape(1, 1, 1, 2)
+        run_case(catalog, spec, _Returns(got), case)
+    with pytest.raises(CaseFailure, match="differs from the reference"):
+        run_case(catalog, spec, _Returns(np.float32([[[[0.0, -1.0]]]])), case)
+
+    gather = {
+        "type": "DML_OPERATOR_GATHER",
+        "desc": {
+            "InputTensor": tensor,
+            "IndicesTensor": {"DataType": "UINT32", "Sizes": [1, 1, 1, 1]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 1]},
+            "Axis": 3,
+            "IndexDimensions": 1,
+        },
+    }
+    indices = np.zeros((1, 1, 1, 1), np.uint32)
+    case = Case(gather, {"InputTensor": nan, "IndicesTensor": indices}, "6_4", 0)
+    spec = catalog.operator("GATHER")
+    run_case(catalog, spec, _Returns(nan[..., :1]), case)
+    other_nan = _bits_of([0x7FFFFFFF], np.float32).reshape(1, 1, 1, 1)
+    with pytest.raises(CaseFailure, match="differs from the reference"):
+        run_case(catalog, spec, _Returns(other_nan), case)
+
+
+def test_an_integer_pow_of_a_floating_exponent_is_judged_in_float32_ulps() -> None:
+    """POW of UINT32 2^31 to the FLOAT32 power 1: the page guarantees exact results only for
+    integral exponents, so 2^31 - 1 (XLA on an H100: its FLOAT64 pow a little under 2^31,
+    truncated) passes, and so does anything within 16 FLOAT32 ULPs (256 each at 2^31) and
+    one; with a UINT32 exponent 1 only 2^31 itself passes."""
+    from dmlspec.conformance.cases import Case
+    from dmlspec.conformance.check import CaseFailure, run_case
+
+    catalog = load_catalog()
+    spec = catalog.operator("ELEMENT_WISE_POW")
+    sizes = [1, 1, 1, 1]
+    base = np.full(sizes, 2**31, np.uint32)
+
+    def case(exponent: np.ndarray) -> Case:
+        desc = {
+            "InputTensor": {"DataType": "UINT32", "Sizes": sizes},
+            "ExponentTensor": {"DataType": exponent.dtype.name.upper(), "Sizes": sizes},
+            "OutputTensor": {"DataType": "UINT32", "Sizes": sizes},
+        }
+        operator = {"type": "DML_OPERATOR_ELEMENT_WISE_POW", "desc": desc}
+        return Case(operator, {"InputTensor": base, "ExponentTensor": exponent}, "6_4", 0)
+
+    floating = case(np.ones(sizes, np.float32))
+    for value in (2**31, 2**31 - 1, 2**31 - 16 * 256 - 1, 2**31 + 16 * 256 + 1):
+        run_case(catalog, spec, _Returns(np.full(sizes, value, np.uint32)), floating)
+    with pytest.raises(CaseFailure, match="differs from the reference"):
+        run_case(catalog, spec, _Returns(np.full(sizes, 2**31 - 16 * 256 - 2, np.uint32)), floating)
+    integral = case(np.ones(sizes, np.uint32))
+    run_case(catalog, spec, _Returns(base), integral)
+    with pytest.raises(CaseFailure, match="differs from the reference"):
+        run_case(catalog, spec, _Returns(np.full(sizes, 2**31 - 1, np.uint32)), integral)

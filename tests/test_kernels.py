@@ -601,3 +601,45 @@ def test_a_running_sum_would_fail_the_tolerance() -> None:
     assert not ulp_mismatches(
         expected, np.asarray(ops.run(operator, {})["OutputTensor"]), scale, rule.max_ulps
     )
+
+
+EDGES = [0.0, 1.5, -1.0, float("nan"), 2.0**31, 2.0**32 - 1, 2.0**32, 2.0**53 + 2, 2.0**63]
+EDGES += [2.0**64 - 4096, 2.0**64, -(2.0**31), -(2.0**63), 1e300, -float("inf")]
+
+
+@pytest.mark.parametrize(
+    "data_type", ["UINT8", "INT8", "UINT16", "UINT32", "INT32", "UINT64", "INT64"]
+)
+def test_cast_from_float64_truncates_and_saturates_at_every_edge(data_type: str) -> None:
+    """CAST rounds toward zero, saturates, NaN -> 0; what the integers should be is computed here
+    from Python's exact integers. (XLA on a GPU gave 2^31 - 1 for 2^31 as UINT32: the kernel
+    converts through INT64; run on a GPU, this test covers that.)"""
+    target = np.dtype(data_type.lower())
+    info = np.iinfo(target)
+
+    def exact(value: float) -> int:
+        if math.isnan(value):
+            return 0
+        whole = int(value) if math.isfinite(value) else (info.max if value > 0 else info.min)
+        return min(max(whole, int(info.min)), int(info.max))
+
+    values = np.array(EDGES, np.float64)
+    got = ops.cast(values, OutputTensor={"DataType": data_type, "Sizes": [len(EDGES)]})
+    assert np.asarray(got).tolist() == [exact(v) for v in EDGES]
+
+
+def test_ulps_of_a_computing_type_judge_an_integer_result_and_its_truncation() -> None:
+    """An integer output computed in FLOAT32 and truncated: within 16 FLOAT32 ULPs (256 at
+    2^31) of the expected value, plus one; without `ulps_of` the output's own ULP counts."""
+    expected = np.array([2**31, 3], np.uint32)
+    f32 = np.dtype(np.float32)
+
+    def far(actual: list[int]) -> list[tuple[int, ...]]:
+        got = np.array(actual, np.uint32)
+        return [m.index for m in ulp_mismatches(expected, got, expected, 16, ulps_of=f32)]
+
+    assert far([2**31 - 4097, 2]) == []  # 16 * 256 + 1 below; 3 truncated from 2.9999
+    assert far([2**31 + 4098, 4]) == [(0,)]  # 4 is one past 3 within the bound: accepted
+    assert far([2**31, 5]) == [(1,)]
+    got = np.array([2**31 - 1, 3], np.uint32)
+    assert ulp_mismatches(expected, got, expected, 16) != []  # an integer's own ULP: none

@@ -261,7 +261,7 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
     (
         "comparison rule with terms but no magnitude",
         "operators/scatter_nd.json",
-        comparison(0, rule="ulp", max_ulps=1, terms="IndexTupleSize"),
+        comparison(0, rule="ulp", max_ulps=1, ulps_of="FLOAT32", terms="IndexTupleSize"),
         [
             f"{OP} at /semantics/comparison/0: 'terms' needs 'magnitude': the bound is "
             "terms * eps * magnitude"
@@ -270,7 +270,9 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
     (
         "comparison rule whose terms do not compile",
         "operators/scatter_nd.json",
-        comparison(0, rule="ulp", max_ulps=1, terms="Foo + 1", magnitude="output"),
+        comparison(
+            0, rule="ulp", max_ulps=1, ulps_of="FLOAT32", terms="Foo + 1", magnitude="output"
+        ),
         [
             f"{OP} at /semantics/comparison/0/terms: unknown name 'Foo' (known names: {NAMES}) "
             "(in 'Foo + 1' at column 1)"
@@ -309,6 +311,25 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
             f"rule covers OutputTensor of float type {data_type} when Function is LOG_SUM"
             for row in (4, 5)
             for data_type in ("FLOAT32", "FLOAT16")
+        ],
+    ),
+    (
+        "integer ulp rule without the type it is computed in",
+        "operators/element_wise_pow.json",
+        lambda spec: spec["semantics"]["comparison"][3].pop("ulps_of"),
+        [
+            "spec/operators/element_wise_pow.json at /semantics/comparison/3: an 'ulp' rule for "
+            "signed and unsigned outputs needs ulps_of: the floating type the result is computed "
+            "in (an integer has no ULP of its own)"
+        ],
+    ),
+    (
+        "ulps_of naming no floating type",
+        "operators/element_wise_pow.json",
+        lambda spec: spec["semantics"]["comparison"][3].update(ulps_of="UINT32"),
+        [
+            "spec/operators/element_wise_pow.json at /semantics/comparison/3/ulps_of: ulps_of "
+            "must be a floating data type, one of FLOAT32, FLOAT16, FLOAT64; got 'UINT32'"
         ],
     ),
     (

@@ -7,11 +7,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from dmlspec import load_catalog
+from dmlspec.conformance.cases import Case
 from dmlspec.reference.layout import logical_view
 from dmlspec.vectors import export as export_module
 from dmlspec.vectors.export import export
@@ -422,3 +424,63 @@ def test_arithmetic_vectors_pass_on_a_backend_that_flushes_subnormals(tmp_path: 
     result = cli("run-vectors", str(tmp_path), "--backend", "jax")
     assert result.returncode == 0, result.stdout[-2000:]
     assert " 0 failed" in result.stdout
+
+
+def _exported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: Case) -> dict[str, Any]:
+    """Exports one hand-made case (its operator's spec from the catalog)."""
+    kind = str(case.operator["type"]).removeprefix("DML_OPERATOR_")
+    spec = CATALOG.operator(kind)
+    monkeypatch.setattr(
+        export_module,
+        "iter_cases",
+        lambda *_: iter([export_module.ExportedCase("one", spec, case)]),
+    )
+    manifest: dict[str, Any] = export(CATALOG, tmp_path, [kind], "6_4", "ci", ("dxdispatch",))
+    return manifest
+
+
+def test_vectors_carry_the_nan_and_computing_type_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NEGATE's NaN may come back as any NaN (any_nan in the manifest, read by run-vectors); a
+    POW of an integer to a floating exponent is judged in FLOAT32 ULPs (ulps_of)."""
+    from dmlspec.vectors.run import VectorsError, run_vectors
+
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 2]}
+    desc = {"InputTensor": tensor, "OutputTensor": tensor}
+    negate = {"type": "DML_OPERATOR_ELEMENT_WISE_NEGATE", "desc": desc}
+    nan = np.array([0x7FC00000, 0x3F800000], np.uint32).view(np.float32).reshape(1, 1, 1, 2)
+    manifest = _exported(tmp_path, monkeypatch, Case(negate, {"InputTensor": nan}, "6_4", 0))
+    assert manifest["cases"][0]["outputs"]["OutputTensor"]["any_nan"] is True
+    other = np.array([0x7FFFFFFF, 0xBF800000], np.uint32).view(np.float32).reshape(1, 1, 1, 2)
+    assert [r.outcome for r in run_vectors(tmp_path, _Returns(other))] == ["passed"]
+    number = np.float32([[[[0.0, -1.0]]]])
+    assert [r.outcome for r in run_vectors(tmp_path, _Returns(number))] == ["failed"]
+    manifest["cases"][0]["outputs"]["OutputTensor"]["any_nan"] = "yes"
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VectorsError, match="any_nan must be true or false; got 'yes'"):
+        run_vectors(tmp_path, _Returns(other))
+
+    sizes = [1, 1, 1, 1]
+    pow_desc = {
+        "InputTensor": {"DataType": "UINT32", "Sizes": sizes},
+        "ExponentTensor": {"DataType": "FLOAT32", "Sizes": sizes},
+        "OutputTensor": {"DataType": "UINT32", "Sizes": sizes},
+    }
+    inputs = {
+        "InputTensor": np.full(sizes, 2**31, np.uint32),
+        "ExponentTensor": np.ones(sizes, np.float32),
+    }
+    pow_case = Case({"type": "DML_OPERATOR_ELEMENT_WISE_POW", "desc": pow_desc}, inputs, "6_4", 0)
+    folder = tmp_path / "pow"
+    manifest = _exported(folder, monkeypatch, pow_case)
+    rules = manifest["cases"][0]["outputs"]["OutputTensor"]
+    assert (rules["rule"], rules["ulps_of"], rules["max_ulps"]) == ("ulp", "FLOAT32", 16)
+    truncated = np.full(sizes, 2**31 - 1, np.uint32)  # what XLA on an H100 computed
+    assert [r.outcome for r in run_vectors(folder, _Returns(truncated))] == ["passed"]
+    far = np.full(sizes, 2**31 - 16 * 256 - 2, np.uint32)
+    assert [r.outcome for r in run_vectors(folder, _Returns(far))] == ["failed"]
+    manifest["cases"][0]["outputs"]["OutputTensor"]["ulps_of"] = "INT8"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(VectorsError, match="ulps_of must be one of FLOAT16, FLOAT32, FLOAT64"):
+        run_vectors(folder, _Returns(truncated))

@@ -287,6 +287,17 @@ def _gaps_changed(initial: np.ndarray, got: np.ndarray, tensor: Mapping[str, Any
     return f"{changed.size} buffer elements, e.g. {shown}" if changed.size else ""
 
 
+def any_nan_matches(catalog: Catalog, spec: OperatorSpec, data_type: str) -> bool:
+    """Whether an exactly compared output of this data type accepts any NaN where a NaN is
+    expected: the operator does arithmetic and the common spec's NaN rule for the type says a
+    NaN from arithmetic may be any NaN (data movement keeps a NaN's bits)."""
+    short = data_type.removeprefix("DML_TENSOR_DATA_TYPE_")
+    return (
+        spec.checked_semantics.arithmetic
+        and catalog.common.data_type(short).any_nan_from_arithmetic
+    )
+
+
 def _compare(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -304,12 +315,16 @@ def _compare(
     env = bind_desc(catalog.common, spec, case.operator["desc"])
     rule = spec.checked_semantics.comparison_for(name, kind, data_type, env)
     if rule.rule == "exact" or rule.max_ulps is None:
-        return exact_mismatches(want, got, defined, limit)
+        any_nan = any_nan_matches(catalog, spec, data_type)
+        return exact_mismatches(want, got, defined, limit, any_nan=any_nan)
     if rule.terms is not None:
         return _accumulated(catalog, spec, case, name, rule, env, want, got, defined, limit)
     tolerance = rule.absolute_tolerance(env)
+    ulps_of = (
+        None if rule.ulps_of is None else np.dtype(catalog.common.data_type(rule.ulps_of).numpy)
+    )
     if rule.ulp_scale is None:  # the ULP of each expected element
-        return ulp_mismatches(want, got, want, rule.max_ulps, defined, tolerance, limit)
+        return ulp_mismatches(want, got, want, rule.max_ulps, defined, tolerance, limit, ulps_of)
     env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
     # The larger of the expected value and the rule's magnitude: a formula whose terms are
     # larger than its result (cancellation) is allowed their rounding.
@@ -318,7 +333,7 @@ def _compare(
         np.broadcast_to(np.asarray(rule.ulp_scale.evaluate(env), dtype=np.float64), (want.size,)),
     )
     return ulp_mismatches(
-        want, got, scale.reshape(want.shape), rule.max_ulps, defined, tolerance, limit
+        want, got, scale.reshape(want.shape), rule.max_ulps, defined, tolerance, limit, ulps_of
     )
 
 

@@ -481,6 +481,24 @@ class OperatorBuilder(Builder):
                 "'terms' and 'magnitude' need an 'ulp' rule with max_ulps (an element passes "
                 "within max_ulps * ULP(expected) + terms * eps * magnitude)",
             )
+        ulps_of = rule.get("ulps_of")
+        if ulps_of is not None:
+            floats = [d.name for d in self.common.data_types if d.kind == "float"]
+            if ulps_of not in floats:
+                self.report.at(
+                    [*at, "ulps_of"],
+                    f"ulps_of must be a floating data type, one of {', '.join(floats)}; "
+                    f"got {ulps_of!r}",
+                )
+            if rule["rule"] != "ulp":
+                self.report.at([*at, "ulps_of"], "ulps_of needs an 'ulp' rule")
+        integral = sorted(set(rule["data_type_kinds"]) - {"float"})
+        if rule["rule"] == "ulp" and rule.get("max_ulps") and integral and ulps_of is None:
+            self.report.at(
+                at,
+                f"an 'ulp' rule for {' and '.join(integral)} outputs needs ulps_of: the floating "
+                "type the result is computed in (an integer has no ULP of its own)",
+            )
         if ("terms" in rule) != ("magnitude" in rule):
             given, missing = ("terms", "magnitude") if "terms" in rule else ("magnitude", "terms")
             self.report.at(at, f"'{given}' needs '{missing}': the bound is terms * eps * magnitude")
@@ -518,6 +536,7 @@ class OperatorBuilder(Builder):
             when=when,
             terms=terms,
             magnitude=rule.get("magnitude"),
+            ulps_of=ulps_of,
         )
 
     @staticmethod

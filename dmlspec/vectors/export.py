@@ -7,6 +7,8 @@ are undefined, their mask (undefined_<Output>.npy); and, where ONNX can express 
 ONNX node-test layout (onnx/model.onnx, onnx/test_data_set_0/{input,output}_N.pb).
 manifest.json lists every case: id, operator, feature level, data types, files, comparison
 rule, and which cells are undefined (for colliding writes, the allowed values as bit patterns).
+An exactly compared output whose expected NaNs may come back as any NaN (arithmetic on a float
+type whose common-spec NaN rule says so) has `any_nan`: true.
 Where an arithmetic operator's data types may flush subnormals (the common spec's rule), an
 output's `alternatives` name its other correct results (flushed_<Output>_N.npy: the expected
 output flushed, the reference run on flushed inputs): each cell may match the expected file or
@@ -41,6 +43,7 @@ from ..binding import bind_desc
 from ..conformance.cases import Case, CellChoice, draw_case, example_operator, rows_at
 from ..conformance.check import (
     accumulation_tolerance,
+    any_nan_matches,
     flushed_alternatives,
     undefined_cells,
 )
@@ -162,12 +165,16 @@ def _rule(catalog: Catalog, spec: OperatorSpec, case: Case, output: str, data_ty
     return spec.checked_semantics.comparison_for(output, kind, short, env), env
 
 
-def _rule_entry(rule: Any, env: Any) -> dict[str, Any]:
+def _rule_entry(rule: Any, env: Any, any_nan: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"rule": rule.rule}
+    if rule.rule == "exact" and any_nan:
+        entry["any_nan"] = True
     if rule.rule == "ulp":
         entry.update(
             max_ulps=rule.max_ulps, ulp_scale=rule.ulp_scale.source if rule.ulp_scale else None
         )
+        if rule.ulps_of is not None:
+            entry["ulps_of"] = rule.ulps_of
         tolerance = rule.absolute_tolerance(env)  # this case's desc: a number
         if tolerance is not None:
             entry["abs_tolerance"] = tolerance
@@ -345,7 +352,8 @@ def export(
             tensor = _tensor(case.operator["desc"], field, index)
             undefined = undefined_masks.get(name)
             rule, env = _rule(catalog, spec, case, field, tensor["DataType"])
-            output_entry = {"expected": f"expected_{stem}.npy", **_rule_entry(rule, env)}
+            any_nan = any_nan_matches(catalog, spec, tensor["DataType"])
+            output_entry = {"expected": f"expected_{stem}.npy", **_rule_entry(rule, env, any_nan)}
             flushed = _alternative_files(stem, array, name, alternatives)
             if flushed:
                 files |= flushed

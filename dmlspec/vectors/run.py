@@ -78,7 +78,8 @@ def _mismatches(
     """Where `actual` differs from `expected` by the output's rule, in the defined cells (the
     first `limit` of them; None: all)."""
     if rules["rule"] != "ulp":
-        return exact_mismatches(expected, actual, defined, limit)
+        any_nan = rules.get("any_nan", False)
+        return exact_mismatches(expected, actual, defined, limit, any_nan=any_nan)
     scale = (
         expected
         if rules.get("ulp_scale") is None  # the ULP of each expected element
@@ -87,9 +88,33 @@ def _mismatches(
             _scale(rules, operator, expected.size).reshape(expected.shape),
         )
     )
+    ulps_of = None if rules.get("ulps_of") is None else _float_type(rules["ulps_of"])
     return ulp_mismatches(
-        expected, actual, scale, rules["max_ulps"], defined, rules.get("abs_tolerance"), limit
+        expected,
+        actual,
+        scale,
+        rules["max_ulps"],
+        defined,
+        rules.get("abs_tolerance"),
+        limit,
+        ulps_of,
     )
+
+
+def _check_float_type(name: str, where: str) -> None:
+    from dmlspec_generated.validators.common import DATA_TYPES
+
+    floats = sorted(n for n, d in DATA_TYPES.items() if d.kind == "float")
+    if name not in floats:
+        raise VectorsError(f"{where} must be one of {', '.join(floats)}; got {quote(name)}")
+
+
+def _float_type(name: str) -> np.dtype[Any]:
+    """The NumPy type of a floating DML data type named in a manifest (checked on reading)."""
+    from dmlspec_generated.validators.common import DATA_TYPES
+
+    numpy_name: str = DATA_TYPES[name].numpy
+    return np.dtype(numpy_name)
 
 
 class _Folder:
@@ -268,8 +293,12 @@ def _expected(
         rule = _field(rules, "rule", str, at)
         if rule not in ("exact", "ulp"):
             raise VectorsError(f"{at}/rule must be exact or ulp; got {quote(rule)}")
+        if not isinstance(rules.get("any_nan", False), bool):
+            raise VectorsError(f"{at}/any_nan must be true or false; got {quote(rules['any_nan'])}")
         if rule == "ulp":
             _field(rules, "max_ulps", int, at)
+            if rules.get("ulps_of") is not None:
+                _check_float_type(_field(rules, "ulps_of", str, at), f"{at}/ulps_of")
             if rules.get("ulp_scale") is not None:  # absent: the ULP of each expected element
                 _field(rules, "ulp_scale", str, at)
             if rules.get("abs_tolerance") is not None and not isinstance(
