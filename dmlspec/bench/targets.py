@@ -21,7 +21,7 @@ from ..kernels import host
 from .accelerator import DeviceRates
 from .cases import FAMILY_OPERATORS
 from .families import KERNEL_JIT, PLAIN_XLA
-from .timing import MiB, Timing
+from .timing import MiB, Timing, Variant
 from .variants import NEW, TRIVIAL, TRIVIAL_NUMPY_IN
 
 __all__ = [
@@ -203,7 +203,7 @@ def _size(size: int) -> str:
     return f"{size / MiB:.0f} MiB" if size >= MiB else f"{size / 1024:.1f} KiB"
 
 
-def _transfers(variant: Any, device: DeviceRates) -> tuple[float, str] | None:
+def _transfers(variant: Variant, device: DeviceRates) -> tuple[float, str] | None:
     """The host-device copies a call on NumPy arrays takes on an accelerator, in seconds at
     the rates measured in the run, and in words; None for a call on device arrays."""
     sent = sum(a.nbytes for a in variant.numpy_inputs)
@@ -291,26 +291,30 @@ def _evidence(
             into = f", compiled into {compiled.compiled}" if compiled and compiled.compiled else ""
             notes.append(f"{label}, {timing.variant.name}: {_ms(timing.median)}{into}")
     trivial = _peer(case, TRIVIAL)
-    waits = [] if device is None else [_wait(ours, device)]
-    if transfers is not None and imported == 0.0 and transfers[0] > 0.3 * ours.median:
-        waits.append(f"host-device transfers (about {transfers[0] / ours.median:.0%} of the call)")
     reading = _reading(
         ours, call, program, plain, fastest, trivial, imported, faults * fault_seconds, device
     )
-    notes.append(_with(reading, [w for w in waits if w]))
+    if device is not None:
+        transferring = 0.0 if transfers is None or imported else transfers[0]
+        reading = _with(reading, _device_causes(ours, device, transferring))
+    notes.append(reading)
     return notes
 
 
-def _wait(ours: Timing, device: DeviceRates) -> str:
-    """The floor every call timed here pays on an accelerator (the user's path waits for its
-    result), as a cause when it is over 30% of the call."""
+def _device_causes(ours: Timing, device: DeviceRates, transferring: float) -> list[str]:
+    """On an accelerator, the causes over 30% of the call that the CPU does not have: the wait
+    every call timed here pays (the user's path waits for its result), and host-device
+    transfers (`transferring` seconds; 0 where the NumPy import's share already says it)."""
+    causes = []
+    if transferring > 0.3 * ours.median:
+        causes.append(f"host-device transfers (about {transferring / ours.median:.0%} of the call)")
     floor = device.call_floor_seconds
-    if floor <= 0.3 * ours.median:
-        return ""
-    return (
-        f"the wait for the {device.platform}: a trivial jitted call and its wait take "
-        f"{_ms(floor)} ({floor / ours.median:.0%} of the call)"
-    )
+    if floor > 0.3 * ours.median:
+        causes.append(
+            f"the wait for the {device.platform}: a trivial jitted call and its wait take "
+            f"{_ms(floor)} ({floor / ours.median:.0%} of the call)"
+        )
+    return causes
 
 
 def _with(reading: str, causes: list[str]) -> str:
