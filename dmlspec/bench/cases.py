@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..reference.tensors import numpy_dtype
 from .data_movement_cases import gather_case, join_case, padding_case, slice_case
 from .element_wise_cases import (
     add_broadcast_case,
@@ -64,7 +65,6 @@ def _user_paths(
     (operator JSON, the backend contract) and through the operator's `ops` function."""
     output = next(f for f in operator["desc"] if f.startswith("Output"))
     returned = operator["desc"][output]
-    dtype = next(name for name, kind in _DATA_TYPES.items() if kind == returned["DataType"])
     return [
         Variant(
             "ops.run, numpy in",
@@ -73,7 +73,8 @@ def _user_paths(
             lambda: ops.run(operator, inputs)[output],
             moved,
             numpy_inputs=tuple(inputs.values()),
-            host_output_bytes=math.prod(returned["Sizes"]) * np.dtype(dtype).itemsize,
+            host_output_bytes=math.prod(returned["Sizes"])
+            * numpy_dtype(returned["DataType"]).itemsize,
         ),
         Variant(
             "numpy in",

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .accelerator import DeviceRates, measure_device
+
 __all__ = ["main"]
 
 DESCRIPTION = """\
@@ -87,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     # Imported here: the cache setting above must be in place before any kernel runs.
     import jax
 
-    from .accelerator import measure_device
     from .cases import build_cases, case_families
     from .peers import versions
     from .suite import suite_throughput
@@ -288,7 +289,7 @@ def _print_header(
     )
 
 
-def _print_device(rates: Any, size: int) -> None:
+def _print_device(rates: DeviceRates, size: int) -> None:
     print(
         f"device ({rates.platform}) copy bandwidth (jitted copies of {size >> 20} MiB queued "
         f"back to back, read + write): {rates.copy_gbps:.1f} GB/s, the reference of this run's "

@@ -27,6 +27,7 @@ from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
 from ..limits import cut, quote
 from ..reference.layout import buffer_elements, changed_outside_view, is_strided, logical_view
+from ..reference.tensors import numpy_dtype
 from ..safeio import UnsafePath, confine, read_npy
 
 __all__ = ["VectorResult", "VectorsError", "run_vectors"]
@@ -88,7 +89,7 @@ def _mismatches(
             _scale(rules, operator, expected.size).reshape(expected.shape),
         )
     )
-    ulps_of = None if rules.get("ulps_of") is None else _float_type(rules["ulps_of"])
+    ulps_of = None if rules.get("ulps_of") is None else numpy_dtype(rules["ulps_of"])
     return ulp_mismatches(
         expected,
         actual,
@@ -107,14 +108,6 @@ def _check_float_type(name: str, where: str) -> None:
     floats = sorted(n for n, d in DATA_TYPES.items() if d.kind == "float")
     if name not in floats:
         raise VectorsError(f"{where} must be one of {', '.join(floats)}; got {quote(name)}")
-
-
-def _float_type(name: str) -> np.dtype[Any]:
-    """The NumPy type of a floating DML data type named in a manifest (checked on reading)."""
-    from dmlspec_generated.validators.common import DATA_TYPES
-
-    numpy_name: str = DATA_TYPES[name].numpy
-    return np.dtype(numpy_name)
 
 
 class _Folder:
