@@ -11,6 +11,22 @@ from dmlspec.reference.layout import is_strided
 from tests.broken_backends import _Wrapped
 
 
+class ReturnsOutput:
+    """A backend that returns one fixed OutputTensor, whatever it is asked."""
+
+    def __init__(self, output: np.ndarray) -> None:
+        self.output = output
+
+    def run(self, operator: object, inputs: object) -> dict[str, np.ndarray]:
+        return {"OutputTensor": self.output.copy()}
+
+
+def from_bits(values: list[int], dtype: Any) -> np.ndarray:
+    """Floats (or integers) with these encodings, as unsigned integers of the type's width."""
+    unsigned = np.dtype(f"uint{np.dtype(dtype).itemsize * 8}")
+    return np.array(values, unsigned).view(dtype)
+
+
 def _retyped(operator: Any, kind: str, **changes: Any) -> Any:
     operator["type"] = f"DML_OPERATOR_{kind}"
     operator["desc"].update(changes)

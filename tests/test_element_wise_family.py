@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from dmlspec import load_catalog, ops
 from dmlspec.kernels.element_wise import FUNCTIONS
 from dmlspec.reference.element_wise import ELEMENT_WISE_OPERATORS
 
+from .element_wise_backends import ReturnsOutput, from_bits
 from .kernel_cases import numpy_arg
 from .test_conformance import conformance, workers
 
@@ -167,19 +167,12 @@ def test_flushed_subnormals_excuse_only_the_cells_they_explain() -> None:
     case = six_subnormals_and_a_one()
     a = case.inputs["ATensor"]
 
-    class Returns:
-        def __init__(self, output: np.ndarray) -> None:
-            self.output = output
-
-        def run(self, operator: object, given: object) -> dict[str, np.ndarray]:
-            return {"OutputTensor": self.output.copy()}
-
     flushed = np.where(a < 1, np.float32(0), a)
-    run_case(catalog, spec, Returns(flushed), case)
+    run_case(catalog, spec, ReturnsOutput(flushed), case)
     wrong = flushed.copy()
     wrong[0, 0, 0, 6] = 2.0
     with pytest.raises(CaseFailure, match=r"at \[0, 0, 0, 6\]: expected np.float32\(1.0\)"):
-        run_case(catalog, spec, Returns(wrong), case)
+        run_case(catalog, spec, ReturnsOutput(wrong), case)
 
 
 def test_a_fused_activations_requires_rules_read_the_operators_result() -> None:
@@ -237,21 +230,6 @@ def test_hardmax_marks_the_first_maximum_as_argmax_finds_it(
     np.testing.assert_array_equal(np.asarray(actual), expected)
 
 
-class _Returns:
-    """A backend that returns one output, whatever it is asked."""
-
-    def __init__(self, output: np.ndarray) -> None:
-        self.output = output
-
-    def run(self, operator: object, given: object) -> dict[str, np.ndarray]:
-        return {"OutputTensor": self.output.copy()}
-
-
-def _bits_of(values: list[int], dtype: Any) -> np.ndarray:
-    unsigned = np.dtype(f"uint{np.dtype(dtype).itemsize * 8}")
-    return np.array(values, unsigned).view(dtype)
-
-
 def test_a_nan_from_arithmetic_may_be_any_nan_but_data_movement_keeps_its_bits() -> None:
     """The common spec's NaN rule: NEGATE of a NaN may come back as any NaN (XLA on an H100
     returns 0x7fffffff where a CPU flips the sign bit), never as a number; a NaN that GATHER
@@ -265,14 +243,14 @@ def test_a_nan_from_arithmetic_may_be_any_nan_but_data_movement_keeps_its_bits()
         "type": "DML_OPERATOR_ELEMENT_WISE_NEGATE",
         "desc": {"InputTensor": tensor, "OutputTensor": tensor},
     }
-    nan = _bits_of([0x7FC00000, 0x3F800000], np.float32).reshape(1, 1, 1, 2)  # NaN, 1.0
+    nan = from_bits([0x7FC00000, 0x3F800000], np.float32).reshape(1, 1, 1, 2)  # NaN, 1.0
     case = Case(negate, {"InputTensor": nan}, "6_4", 0)
     spec = catalog.operator("ELEMENT_WISE_NEGATE")
     for bits in (0xFFC00000, 0x7FFFFFFF, 0x7FC00000):  # the sign flipped, canonical, kept
-        got = _bits_of([bits, 0xBF800000], np.float32).reshape(1, 1, 1, 2)
-        run_case(catalog, spec, _Returns(got), case)
+        got = from_bits([bits, 0xBF800000], np.float32).reshape(1, 1, 1, 2)
+        run_case(catalog, spec, ReturnsOutput(got), case)
     with pytest.raises(CaseFailure, match="differs from the reference"):
-        run_case(catalog, spec, _Returns(np.float32([[[[0.0, -1.0]]]])), case)
+        run_case(catalog, spec, ReturnsOutput(np.float32([[[[0.0, -1.0]]]])), case)
 
     gather = {
         "type": "DML_OPERATOR_GATHER",
@@ -287,10 +265,10 @@ def test_a_nan_from_arithmetic_may_be_any_nan_but_data_movement_keeps_its_bits()
     indices = np.zeros((1, 1, 1, 1), np.uint32)
     case = Case(gather, {"InputTensor": nan, "IndicesTensor": indices}, "6_4", 0)
     spec = catalog.operator("GATHER")
-    run_case(catalog, spec, _Returns(nan[..., :1]), case)
-    other_nan = _bits_of([0x7FFFFFFF], np.float32).reshape(1, 1, 1, 1)
+    run_case(catalog, spec, ReturnsOutput(nan[..., :1]), case)
+    other_nan = from_bits([0x7FFFFFFF], np.float32).reshape(1, 1, 1, 1)
     with pytest.raises(CaseFailure, match="differs from the reference"):
-        run_case(catalog, spec, _Returns(other_nan), case)
+        run_case(catalog, spec, ReturnsOutput(other_nan), case)
 
 
 def test_an_integer_pow_of_a_floating_exponent_is_judged_in_float32_ulps() -> None:
@@ -317,10 +295,11 @@ def test_an_integer_pow_of_a_floating_exponent_is_judged_in_float32_ulps() -> No
 
     floating = case(np.ones(sizes, np.float32))
     for value in (2**31, 2**31 - 1, 2**31 - 16 * 256 - 1, 2**31 + 16 * 256 + 1):
-        run_case(catalog, spec, _Returns(np.full(sizes, value, np.uint32)), floating)
+        run_case(catalog, spec, ReturnsOutput(np.full(sizes, value, np.uint32)), floating)
     with pytest.raises(CaseFailure, match="differs from the reference"):
-        run_case(catalog, spec, _Returns(np.full(sizes, 2**31 - 16 * 256 - 2, np.uint32)), floating)
+        too_far = np.full(sizes, 2**31 - 16 * 256 - 2, np.uint32)
+        run_case(catalog, spec, ReturnsOutput(too_far), floating)
     integral = case(np.ones(sizes, np.uint32))
-    run_case(catalog, spec, _Returns(base), integral)
+    run_case(catalog, spec, ReturnsOutput(base), integral)
     with pytest.raises(CaseFailure, match="differs from the reference"):
-        run_case(catalog, spec, _Returns(np.full(sizes, 2**31 - 1, np.uint32)), integral)
+        run_case(catalog, spec, ReturnsOutput(np.full(sizes, 2**31 - 1, np.uint32)), integral)

@@ -19,6 +19,7 @@ from dmlspec.vectors import export as export_module
 from dmlspec.vectors.export import export
 
 from .conftest import REPO_ROOT
+from .element_wise_backends import ReturnsOutput, from_bits
 
 CATALOG = load_catalog()
 
@@ -358,16 +359,6 @@ def test_allow_any_path_lets_a_model_read_outside_its_folder(tmp_path: Path) -> 
     assert allowed.stdout == "Resource 'a': 7, 8\n"
 
 
-class _Returns:
-    """A backend returning one fixed output."""
-
-    def __init__(self, output: np.ndarray) -> None:
-        self.output = output
-
-    def run(self, operator: object, inputs: object) -> dict[str, np.ndarray]:
-        return {"OutputTensor": self.output.copy()}
-
-
 def test_run_vectors_accepts_flushed_subnormals_only_where_they_explain_a_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -394,11 +385,11 @@ def test_run_vectors_accepts_flushed_subnormals_only_where_they_explain_a_cell(
         flushed.tolist()
     )
 
-    assert [r.outcome for r in run_vectors(tmp_path, _Returns(a))] == ["passed"]
-    assert [r.outcome for r in run_vectors(tmp_path, _Returns(flushed))] == ["passed"]
+    assert [r.outcome for r in run_vectors(tmp_path, ReturnsOutput(a))] == ["passed"]
+    assert [r.outcome for r in run_vectors(tmp_path, ReturnsOutput(flushed))] == ["passed"]
     wrong = flushed.copy()
     wrong[0, 0, 0, 6] = 2.0
-    (result,) = run_vectors(tmp_path, _Returns(wrong))
+    (result,) = run_vectors(tmp_path, ReturnsOutput(wrong))
     assert result.outcome == "failed" and "at [0, 0, 0, 6]: expected np.float32(1.0)" in (
         result.message
     )
@@ -406,12 +397,12 @@ def test_run_vectors_accepts_flushed_subnormals_only_where_they_explain_a_cell(
     manifest["cases"][0]["outputs"]["OutputTensor"]["alternatives"] = [3]
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(VectorsError, match="alternatives must list file names; got 3"):
-        run_vectors(tmp_path, _Returns(a))
+        run_vectors(tmp_path, ReturnsOutput(a))
     manifest["cases"][0]["outputs"]["OutputTensor"]["alternatives"] = ["ATensor.npy"]
     np.save(tmp_path / "add-flushed" / "ATensor.npy", a.astype(np.float64))
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(VectorsError, match=r"must be FLOAT32 .* the file holds float64"):
-        run_vectors(tmp_path, _Returns(a))
+        run_vectors(tmp_path, ReturnsOutput(a))
 
 
 def test_arithmetic_vectors_pass_on_a_backend_that_flushes_subnormals(tmp_path: Path) -> None:
@@ -449,17 +440,17 @@ def test_vectors_carry_the_nan_and_computing_type_rules(
     tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 2]}
     desc = {"InputTensor": tensor, "OutputTensor": tensor}
     negate = {"type": "DML_OPERATOR_ELEMENT_WISE_NEGATE", "desc": desc}
-    nan = np.array([0x7FC00000, 0x3F800000], np.uint32).view(np.float32).reshape(1, 1, 1, 2)
+    nan = from_bits([0x7FC00000, 0x3F800000], np.float32).reshape(1, 1, 1, 2)
     manifest = _exported(tmp_path, monkeypatch, Case(negate, {"InputTensor": nan}, "6_4", 0))
     assert manifest["cases"][0]["outputs"]["OutputTensor"]["any_nan"] is True
-    other = np.array([0x7FFFFFFF, 0xBF800000], np.uint32).view(np.float32).reshape(1, 1, 1, 2)
-    assert [r.outcome for r in run_vectors(tmp_path, _Returns(other))] == ["passed"]
+    other = from_bits([0x7FFFFFFF, 0xBF800000], np.float32).reshape(1, 1, 1, 2)
+    assert [r.outcome for r in run_vectors(tmp_path, ReturnsOutput(other))] == ["passed"]
     number = np.float32([[[[0.0, -1.0]]]])
-    assert [r.outcome for r in run_vectors(tmp_path, _Returns(number))] == ["failed"]
+    assert [r.outcome for r in run_vectors(tmp_path, ReturnsOutput(number))] == ["failed"]
     manifest["cases"][0]["outputs"]["OutputTensor"]["any_nan"] = "yes"
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(VectorsError, match="any_nan must be true or false; got 'yes'"):
-        run_vectors(tmp_path, _Returns(other))
+        run_vectors(tmp_path, ReturnsOutput(other))
 
     sizes = [1, 1, 1, 1]
     pow_desc = {
@@ -477,10 +468,10 @@ def test_vectors_carry_the_nan_and_computing_type_rules(
     rules = manifest["cases"][0]["outputs"]["OutputTensor"]
     assert (rules["rule"], rules["ulps_of"], rules["max_ulps"]) == ("ulp", "FLOAT32", 16)
     truncated = np.full(sizes, 2**31 - 1, np.uint32)  # what XLA on an H100 computed
-    assert [r.outcome for r in run_vectors(folder, _Returns(truncated))] == ["passed"]
+    assert [r.outcome for r in run_vectors(folder, ReturnsOutput(truncated))] == ["passed"]
     far = np.full(sizes, 2**31 - 16 * 256 - 2, np.uint32)
-    assert [r.outcome for r in run_vectors(folder, _Returns(far))] == ["failed"]
+    assert [r.outcome for r in run_vectors(folder, ReturnsOutput(far))] == ["failed"]
     manifest["cases"][0]["outputs"]["OutputTensor"]["ulps_of"] = "INT8"
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(VectorsError, match="ulps_of must be one of FLOAT16, FLOAT32, FLOAT64"):
-        run_vectors(folder, _Returns(truncated))
+        run_vectors(folder, ReturnsOutput(truncated))
