@@ -45,6 +45,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="RESULTS",
+        help="print the Markdown tables of a results file --json wrote, and exit",
+    )
+    parser.add_argument(
         "--suite",
         choices=("warm", "cold", "both", "none"),
         default="warm",
@@ -80,6 +86,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
+    if args.markdown:
+        return _print_markdown(args.markdown)
     if args.runs < 1 or args.warmup < 0:
         print("bench: --runs must be at least 1 and --warmup at least 0", file=sys.stderr)
         return 2
@@ -197,6 +205,25 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
         print(f"\nresults: {args.json}")
+    return 0
+
+
+def _print_markdown(path: Path) -> int:
+    from .markdown import render_results
+
+    try:
+        results = json.loads(path.read_text())
+        text = render_results(results)
+    except OSError as error:
+        print(f"bench: --markdown {path}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    except (ValueError, KeyError, TypeError) as error:
+        kind = "not JSON" if isinstance(error, ValueError) else f"no {error} where expected"
+        print(
+            f"bench: --markdown {path}: not a results file --json wrote ({kind})", file=sys.stderr
+        )
+        return 2
+    sys.stdout.write(text)
     return 0
 
 

@@ -1,0 +1,122 @@
+"""One run's results (the JSON `--json` writes) as Markdown tables: what the README's
+performance section shows, rendered instead of copied by hand.
+
+Per family, a table of its large cases (dmlspec's variants' medians, the fastest correct
+peer), the count of targets met, and every missed target with its measured ratio; then the
+suite runs and their targets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .families import KERNEL_JIT, PLAIN_XLA
+
+__all__ = ["render_results"]
+
+# The references beside dmlspec's variants (never peers): the kernel's program jitted whole and
+# a jax.numpy formulation, each writing into a donated buffer.
+REFERENCES = {KERNEL_JIT: "program out=", PLAIN_XLA: "plain XLA out="}
+FAMILY_TITLES = {
+    "seed": "seed operators",
+    "element_wise": "element-wise",
+    "reduction": "reductions",
+    "data_movement": "data movement",
+}
+
+
+def render_results(results: dict[str, Any]) -> str:
+    """The Markdown of one benchmark run, `\\n`-terminated."""
+    lines: list[str] = []
+    families = list(dict.fromkeys(case["family"] for case in results["cases"]))
+    for family in families:
+        cases = [c for c in results["cases"] if c["family"] == family]
+        targets = [t for t in results["targets"] if t.get("family", "seed") == family]
+        lines += [f"#### {FAMILY_TITLES.get(family, family)}", ""]
+        lines += _large_table(cases)
+        lines += ["", *_targets(targets), ""]
+    if results.get("suite"):
+        lines += ["#### conformance suite", "", *_suite(results), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.1f} us"
+
+
+def _large_table(cases: list[dict[str, Any]]) -> list[str]:
+    large = [c for c in cases if "_large" in c["name"]]
+    if not large:
+        return []
+    columns = list(
+        dict.fromkeys(v["name"] for c in large for v in c["variants"] if v["library"] == "dmlspec")
+    )
+    references = [
+        library
+        for library in REFERENCES
+        if any(v["library"] == library for c in large for v in c["variants"])
+    ]
+    header = [
+        "case",
+        *(f"`{name}`" for name in columns),
+        *(REFERENCES[library] for library in references),
+        "best peer",
+        "out= / donated % copy",
+    ]
+    rows = [
+        "| " + " | ".join(header) + " |",
+        "| --- | " + " | ".join("---:" for _ in header[1:-2]) + " | --- | ---: |",
+    ]
+    for case in large:
+        by_name = {v["name"]: v for v in case["variants"] if v["library"] == "dmlspec"}
+        cells = [
+            _time(by_name[name]["median_seconds"]) if name in by_name else "-" for name in columns
+        ]
+        for library in references:
+            reference = next(
+                (v for v in case["variants"] if (v["library"], v["mode"]) == (library, "in place")),
+                None,
+            )
+            cells.append(_time(reference["median_seconds"]) if reference else "-")
+        peer = (
+            f"{case['best_peer']} {_time(case['best_peer_seconds'])}" if case["best_peer"] else "-"
+        )
+        in_place = [v for v in by_name.values() if v["mode"] == "in place" and v["correct"]]
+        copy = f"{in_place[0]['fraction_of_copy']:.0%}" if in_place else "-"
+        rows.append(f"| {case['name']} | " + " | ".join([*cells, peer, copy]) + " |")
+    return rows
+
+
+def _targets(targets: list[dict[str, Any]]) -> Iterator[str]:
+    judged = [t for t in targets if t["met"] is not None]
+    met = sum(1 for t in judged if t["met"])
+    yield f"Targets met: {met} of {len(judged)}."
+    missed = [t for t in judged if not t["met"]]
+    if missed:
+        yield ""
+    for target in missed:
+        yield f"- missed: {target['target']}: {target['measured']}"
+
+
+def _suite(results: dict[str, Any]) -> Iterator[str]:
+    yield "| JAX cache | checks | distinct cases | wall | checks/s | programs compiled |"
+    yield "| --- | ---: | ---: | ---: | ---: | ---: |"
+    for run in results["suite"]:
+        if "error" in run:
+            continue
+        programs = run.get("programs_compiled")
+        which = "empty (cold)" if programs is not None else "warm"
+        yield (
+            f"| {which} | {run['checks']} | {run['cases']} | {run['wall_seconds']:.1f} s | "
+            f"{run['checks_per_second']:.1f} | {'-' if programs is None else programs} |"
+        )
+    entries = results.get("suite_targets", [])
+    if entries:
+        yield ""
+    for entry in entries:
+        verdict = "met" if entry["met"] else "missed"
+        yield f"- {verdict}: {entry['case']}: {entry['target']}: {entry['measured']}"
+        for note in entry["evidence"]:
+            yield f"  - {note}"
