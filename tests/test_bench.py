@@ -580,3 +580,144 @@ def test_a_warm_suite_runs_miss_says_nothing_was_compiled() -> None:
     assert rate["evidence"][1].startswith("no program was compiled (each read from JAX's cache)")
     over = suite_targets([_suite_run(601.0, None)], 100)
     assert over[1]["met"] is False
+
+
+def _variant(name: str, library: str, mode: str, seconds: float, copy: float = 0.5) -> dict:
+    return {
+        "name": name,
+        "library": library,
+        "mode": mode,
+        "median_seconds": seconds,
+        "fraction_of_copy": copy,
+        "correct": True,
+    }
+
+
+def _results() -> dict:
+    """A run's JSON, cut down: one seed case, one family case with its references."""
+    exp = [
+        _variant("numpy in", "dmlspec", "new output", 4.8e-3),
+        _variant("jax out=", "dmlspec", "in place", 4.5e-3, copy=0.74),
+        _variant("jax.jit(ops.element_wise_exp) out=", families.KERNEL_JIT, "in place", 4.4e-3),
+        _variant("jax.jit(jnp.exp) out=", families.PLAIN_XLA, "in place", 4.6e-3),
+        _variant("onnxruntime Exp", "onnxruntime", "new output", 3.9e-3),
+    ]
+    gather = [
+        _variant("ops.run, numpy in", "dmlspec", "new output", 3.7e-3),
+        _variant("jax", "dmlspec", "new output", 3.3e-3),
+    ]
+    return {
+        "cases": [
+            {
+                "name": "gather_nd_large",
+                "family": "seed",
+                "variants": gather,
+                "best_peer": "onnxruntime GatherND",
+                "best_peer_seconds": 3.27e-3,
+            },
+            {
+                "name": "gather_nd_small",
+                "family": "seed",
+                "variants": gather,
+                "best_peer": "numpy take",
+                "best_peer_seconds": 1e-6,
+            },
+            {
+                "name": "exp_large",
+                "family": "element_wise",
+                "variants": exp,
+                "best_peer": "onnxruntime Exp",
+                "best_peer_seconds": 3.9e-3,
+            },
+        ],
+        "targets": [
+            {
+                "family": "seed",
+                "target": "gather_nd_large: jax <= 1x onnxruntime GatherND",
+                "measured": "1.01x",
+                "met": False,
+            },
+            {
+                "family": "seed",
+                "target": "gather_nd_small: jax <= 2x trivial",
+                "measured": "1.2x",
+                "met": True,
+            },
+            {
+                "family": "element_wise",
+                "target": "exp_large: jax out= >= 50% of copy bandwidth",
+                "measured": "74%",
+                "met": True,
+            },
+            {"family": "element_wise", "target": "exp_large: n/a", "measured": "-", "met": None},
+        ],
+        "suite": [
+            {
+                "checks": 11902,
+                "cases": 6485,
+                "wall_seconds": 162.2,
+                "checks_per_second": 73.4,
+                "programs_compiled": 4109,
+            },
+            {"error": "no results.json", "output_tail": []},
+        ],
+        "suite_targets": [
+            {
+                "case": "suite (cold JAX cache)",
+                "target": "throughput >= 100 checks/s",
+                "measured": "73.4 checks/s",
+                "met": False,
+                "evidence": ["it compiled 4109 programs"],
+            },
+        ],
+    }
+
+
+def test_markdown_renders_a_runs_large_cases_targets_and_suite() -> None:
+    from dmlspec.bench.markdown import render_results
+
+    text = render_results(_results())
+    assert text.endswith("\n") and "\r" not in text
+    lines = text.splitlines()
+    assert lines[:6] == [
+        "#### seed operators",
+        "",
+        "| case | `ops.run, numpy in` | `jax` | best peer | out= / donated % copy |",
+        "| --- | ---: | ---: | --- | ---: |",
+        "| gather_nd_large | 3.70 ms | 3.30 ms | onnxruntime GatherND 3.27 ms | - |",
+        "",
+    ]  # the small case is in the targets, not the table
+    assert "Targets met: 1 of 2." in lines
+    assert "- missed: gather_nd_large: jax <= 1x onnxruntime GatherND: 1.01x" in lines
+    assert (
+        "| case | `numpy in` | `jax out=` | program out= | plain XLA out= | best peer "
+        "| out= / donated % copy |" in lines
+    )
+    assert (
+        "| exp_large | 4.80 ms | 4.50 ms | 4.40 ms | 4.60 ms | onnxruntime Exp 3.90 ms | 74% |"
+        in lines
+    )
+    assert "Targets met: 1 of 1." in lines  # a target without a verdict is not counted
+    assert "| empty (cold) | 11902 | 6485 | 162.2 s | 73.4 | 4109 |" in lines
+    assert "- missed: suite (cold JAX cache): throughput >= 100 checks/s: 73.4 checks/s" in lines
+    assert "  - it compiled 4109 programs" in lines
+    assert render_results(_results()) == text  # deterministic
+
+
+def test_bench_markdown_option_prints_a_results_file_and_names_a_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(_results()))
+    assert bench_main(["--markdown", str(results)]) == 0
+    assert capsys.readouterr().out.startswith("#### seed operators\n")
+    assert bench_main(["--markdown", str(tmp_path / "absent.json")]) == 2
+    assert "absent.json: No such file or directory" in capsys.readouterr().err
+    (tmp_path / "other.json").write_text(json.dumps({"cases": [{"name": "x"}]}))
+    assert bench_main(["--markdown", str(tmp_path / "other.json")]) == 2
+    assert "not a results file --json wrote (no 'family' where expected)" in (
+        capsys.readouterr().err
+    )
+    (tmp_path / "broken.json").write_text("{")
+    assert bench_main(["--markdown", str(tmp_path / "broken.json")]) == 2
+    assert "not a results file --json wrote (not JSON)" in capsys.readouterr().err
