@@ -46,6 +46,7 @@ def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
     names = {case["name"] for case in results["cases"]}
     assert names == set(build_cases())
     for case in results["cases"]:
+        assert case["size"] == ("large" if "_large" in case["name"] else "small")
         libraries = {v["library"] for v in case["variants"]}
         assert {"dmlspec", "numpy"} <= libraries
         if case["family"] != "seed":
@@ -617,6 +618,7 @@ def _results() -> dict:
             },
             {
                 "name": "gather_nd_small",
+                "size": "small",
                 "family": "seed",
                 "variants": gather,
                 "best_peer": "numpy take",
@@ -702,6 +704,9 @@ def test_markdown_renders_a_runs_large_cases_targets_and_suite() -> None:
     assert "- missed: suite (cold JAX cache): throughput >= 100 checks/s: 73.4 checks/s" in lines
     assert "  - it compiled 4109 programs" in lines
     assert render_results(_results()) == text  # deterministic
+    small_by_size = _results()
+    small_by_size["cases"][0]["size"] = "small"  # the JSON's size decides, not the name
+    assert "| gather_nd_large |" not in render_results(small_by_size)
 
 
 def test_bench_markdown_option_prints_a_results_file_and_names_a_bad_one(

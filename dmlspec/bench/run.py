@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         timings[name] = _time_case(case, args.runs, args.warmup)
         cases_out.append(
             _case_summary(name, timings[name], copy_before, device_copy)
-            | {"family": family, "shape": case.shape, "notes": _case_notes(case)}
+            | {"family": family, "size": case.size, "shape": case.shape, "notes": _case_notes(case)}
         )
         del case  # the timings keep no arrays: the next case has the memory
         _print_case(cases_out[-1])
