@@ -505,7 +505,7 @@ def test_suite_throughput_counts_checks_and_prints_the_cases_run_beside(
     monkeypatch.setattr(suite.time, "perf_counter", lambda: next(times))
     result = suite.suite_throughput(workers="2")
     assert (result["checks_per_second"], result["cases_per_second"]) == (200.0, 80.0)
-    assert result["programs_compiled"] is None  # a warm run's cache is the user's: not counted
+    assert (result["cold"], result["programs_compiled"]) == (False, 0)  # nothing compiled
     bench_run._print_suite(result)
     bench_run._print_suite_targets(suite.suite_targets([result], 100))
     printed = capsys.readouterr().out
@@ -514,35 +514,55 @@ def test_suite_throughput_counts_checks_and_prints_the_cases_run_beside(
     assert "met    suite (warm JAX cache): every operator's ci profile within 10 minutes" in printed
 
 
-def test_a_cold_suite_run_counts_the_programs_its_empty_cache_holds_afterwards(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """JAX writes one "-cache" file per program into dmlspec's cache (no minimum compile
-    time): the scratch cache of a cold run counts what the run compiled."""
-    from dmlspec.bench import suite
+def _fake_conformance_adding(names: list[str]):  # type: ignore[no-untyped-def]
+    """A `subprocess.run` standing in for `dmlspec conformance`: adds these files to the cache
+    folder the run was given and writes a results file."""
 
     def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
-        cache = Path(options["env"]["DMLSPEC_JAX_CACHE"])  # type: ignore[index]
-        cache.mkdir(parents=True)
-        for name in ("jit_traced-1-cache", "jit_traced-2-cache", "jit_traced-2-atime"):
-            (cache / name).write_bytes(b"")
+        environment = options["env"]
+        setting = environment.get("DMLSPEC_JAX_CACHE")  # type: ignore[attr-defined]
+        if setting and setting != "off":
+            Path(setting).mkdir(parents=True, exist_ok=True)
+            for name in names:
+                (Path(setting) / name).write_bytes(b"")
         report = Path(command[command.index("--report") + 1])
         report.mkdir(parents=True)
         results = {"tests": [], "cases": 4, "checks": 4, "coverage": {"hit": 0, "total": 0}}
         (report / "results.json").write_text(json.dumps(results))
         return subprocess.CompletedProcess(command, 0, "", "")
 
-    monkeypatch.setattr(suite.subprocess, "run", run)
-    result = suite.suite_throughput(cold=True, workers="2")
-    assert (result["programs_compiled"], result["workers"]) == (2, 2)
+    return run
 
 
-def _suite_run(wall: float, programs: int | None, checks: int = 11902) -> dict[str, object]:
+def test_a_suite_run_counts_the_programs_it_added_to_the_jax_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """JAX writes one "-cache" file per program into dmlspec's cache (no minimum compile
+    time): the files a run adds are what it compiled, in a scratch cache (cold) or the user's."""
+    from dmlspec.bench import suite
+
+    added = ["jit_traced-1-cache", "jit_traced-2-cache", "jit_traced-2-atime"]
+    monkeypatch.setattr(suite.subprocess, "run", _fake_conformance_adding(added))
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    cold = suite.suite_throughput(cold=True, workers="2")
+    assert (cold["cold"], cold["programs_compiled"], cold["workers"]) == (True, 2, 2)
+    users = tmp_path / "users-cache"
+    users.mkdir()
+    (users / "jit_traced-1-cache").write_bytes(b"")  # from an earlier run: not this one's
+    warm = suite.suite_throughput(workers="2", cache=str(users))
+    assert (warm["cold"], warm["programs_compiled"]) == (False, 1)
+    assert suite.suite_throughput(workers="2", cache="off")["programs_compiled"] is None
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "jax-own"))
+    assert suite.suite_throughput(workers="2", cache=str(users))["programs_compiled"] is None
+
+
+def _suite_run(wall: float, programs: int | None, cold: bool) -> dict[str, object]:
     return {
         "wall_seconds": wall,
-        "checks": checks,
-        "checks_per_second": checks / wall,
+        "checks": 11902,
+        "checks_per_second": 11902 / wall,
         "workers": 2,
+        "cold": cold,
         "programs_compiled": programs,
     }
 
@@ -552,7 +572,7 @@ def test_a_cold_suite_runs_miss_names_the_compile_time_a_warm_run_did_without() 
     run's empty cache held 4109 programs afterwards."""
     from dmlspec.bench.suite import suite_targets
 
-    cold, warm = _suite_run(162.2, 4109), _suite_run(93.7, None)
+    cold, warm = _suite_run(162.2, 4109, cold=True), _suite_run(93.7, 0, cold=False)
     entries = suite_targets([cold, warm], 100)
     assert [(e["case"], e["met"]) for e in entries] == [
         ("suite (cold JAX cache)", False),
@@ -563,24 +583,31 @@ def test_a_cold_suite_runs_miss_names_the_compile_time_a_warm_run_did_without() 
     assert entries[0]["measured"] == "73.4 checks/s (11902 checks in 162.2 s)"
     assert entries[0]["evidence"] == [
         "at 100 checks/s this run may take 119.0 s",
-        "it compiled 4109 programs (the entries its empty JAX cache holds afterwards); the same "
+        "it compiled 4109 programs (the entries it added to the JAX cache); the same "
         "cases with those programs read from the cache took 93.7 s, so compiling took 68.5 s "
         "(42% of the run), 33.3 ms of a core per program on 2 workers",
         "compiling may take 25.3 s of it: 12.3 ms per program, or 1518 programs at today's cost",
     ]
     assert entries[1]["measured"] == "162.2 s"
+    # A "warm" run that compiled (the user's cache was empty) is no reference for the cold one.
+    first = _suite_run(150.0, 4109, cold=False)
+    (cold_rate, _, first_rate, _) = suite_targets([cold, first], 100)
+    assert cold_rate["evidence"][1].startswith("it compiled 4109 programs (time it beside a run")
+    assert first_rate["evidence"][1].startswith("it compiled 4109 programs (time it beside a run")
 
 
 def test_a_warm_suite_runs_miss_says_nothing_was_compiled() -> None:
     from dmlspec.bench.suite import suite_targets
 
-    slow_warm = _suite_run(150.0, None)
+    slow_warm = _suite_run(150.0, 0, cold=False)
     (rate, minutes) = suite_targets([slow_warm], 100)
     assert not rate["met"] and minutes["met"]
     assert rate["evidence"][0] == "at 100 checks/s this run may take 119.0 s"
     assert rate["evidence"][1].startswith("no program was compiled (each read from JAX's cache)")
-    over = suite_targets([_suite_run(601.0, None)], 100)
+    over = suite_targets([_suite_run(601.0, 0, cold=False)], 100)
     assert over[1]["met"] is False
+    (unknown, _) = suite_targets([_suite_run(150.0, None, cold=False)], 100)
+    assert "how many programs it compiled is not known" in unknown["evidence"][1]
 
 
 def _variant(name: str, library: str, mode: str, seconds: float, copy: float = 0.5) -> dict:
@@ -659,7 +686,16 @@ def _results() -> dict:
                 "cases": 6485,
                 "wall_seconds": 162.2,
                 "checks_per_second": 73.4,
+                "cold": True,
                 "programs_compiled": 4109,
+            },
+            {
+                "checks": 11902,
+                "cases": 6485,
+                "wall_seconds": 93.7,
+                "checks_per_second": 127.0,
+                "cold": False,
+                "programs_compiled": 0,
             },
             {"error": "no results.json", "output_tail": []},
         ],
@@ -701,6 +737,7 @@ def test_markdown_renders_a_runs_large_cases_targets_and_suite() -> None:
     )
     assert "Targets met: 1 of 1." in lines  # a target without a verdict is not counted
     assert "| empty (cold) | 11902 | 6485 | 162.2 s | 73.4 | 4109 |" in lines
+    assert "| the user's (warm) | 11902 | 6485 | 93.7 s | 127.0 | 0 |" in lines
     assert "- missed: suite (cold JAX cache): throughput >= 100 checks/s: 73.4 checks/s" in lines
     assert "  - it compiled 4109 programs" in lines
     assert render_results(_results()) == text  # deterministic
@@ -726,3 +763,15 @@ def test_bench_markdown_option_prints_a_results_file_and_names_a_bad_one(
     (tmp_path / "broken.json").write_text("{")
     assert bench_main(["--markdown", str(tmp_path / "broken.json")]) == 2
     assert "not a results file --json wrote (not JSON)" in capsys.readouterr().err
+
+
+def test_the_readmes_run_tables_are_the_rendering_of_the_run_it_names() -> None:
+    """The README shows one run "rendered by `--markdown FILE`": edited by hand, or left behind
+    when the JSON is replaced, it would fail here."""
+    from dmlspec.bench.markdown import render_results
+
+    readme = (ROOT / "README.md").read_text()
+    named = re.findall(r"--markdown\s+(docs/benchmarks/\S+?\.json)", readme)
+    assert named, "the README names no run rendered by --markdown"
+    for path in named:
+        assert render_results(json.loads((ROOT / path).read_text())) in readme, path

@@ -643,3 +643,13 @@ def test_ulps_of_a_computing_type_judge_an_integer_result_and_its_truncation() -
     assert far([2**31, 5]) == [(1,)]
     got = np.array([2**31 - 1, 3], np.uint32)
     assert ulp_mismatches(expected, got, expected, 16) != []  # an integer's own ULP: none
+
+
+def test_the_compilation_cache_folder_follows_the_documented_variables(tmp_path: Any) -> None:
+    """$DMLSPEC_JAX_CACHE, else $XDG_CACHE_HOME/dmlspec/jax, else ~/.cache/dmlspec/jax; "off"
+    (any case) is no folder. The benchmark counts a run's programs in this folder."""
+    folder = runtime.compilation_cache_folder
+    assert folder({"DMLSPEC_JAX_CACHE": str(tmp_path)}) == tmp_path
+    assert folder({"DMLSPEC_JAX_CACHE": "Off", "XDG_CACHE_HOME": str(tmp_path)}) is None
+    assert folder({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "dmlspec" / "jax"
+    assert folder({}).parts[-3:] == (".cache", "dmlspec", "jax")

@@ -108,7 +108,8 @@ def _suite(results: dict[str, Any]) -> Iterator[str]:
         if "error" in run:
             continue
         programs = run.get("programs_compiled")
-        which = "empty (cold)" if programs is not None else "warm"
+        # Run k's file has no "cold": only its cold run counted programs.
+        which = "empty (cold)" if run.get("cold", programs is not None) else "the user's (warm)"
         yield (
             f"| {which} | {run['checks']} | {run['cases']} | {run['wall_seconds']:.1f} s | "
             f"{run['checks_per_second']:.1f} | {'-' if programs is None else programs} |"

@@ -344,17 +344,24 @@ def _layout(kernel: KernelTable, view: View, desc: Mapping[str, Any], field: str
 CACHE_VARIABLE = "DMLSPEC_JAX_CACHE"  # a folder, or "off"
 
 
+def compilation_cache_folder(environ: Mapping[str, str]) -> Path | None:
+    """Where dmlspec keeps JAX's compiled programs under these environment variables:
+    $DMLSPEC_JAX_CACHE, else $XDG_CACHE_HOME/dmlspec/jax (~/.cache/dmlspec/jax); None for "off"."""
+    setting = environ.get(CACHE_VARIABLE, "")
+    if setting.lower() == "off":
+        return None
+    base = Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(setting) if setting else base / "dmlspec" / "jax"
+
+
 @functools.cache
 def enable_compilation_cache() -> Path | None:
-    """Turn on JAX's persistent compilation cache, once: $DMLSPEC_JAX_CACHE, else
-    $XDG_CACHE_HOME/dmlspec/jax (~/.cache/dmlspec/jax). "off" leaves it off, and a cache folder
-    the user already gave JAX is kept."""
-    setting = os.environ.get(CACHE_VARIABLE, "")
+    """Turn on JAX's persistent compilation cache in `compilation_cache_folder`, once. "off"
+    leaves it off, and a cache folder the user already gave JAX is kept."""
     config: Any = jax.config  # JAX's config object is untyped
-    if setting.lower() == "off" or config.jax_compilation_cache_dir:
+    folder = compilation_cache_folder(os.environ)
+    if folder is None or config.jax_compilation_cache_dir:
         return None
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = Path(setting) if setting else base / "dmlspec" / "jax"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
