@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import jax
@@ -514,7 +515,9 @@ def test_suite_throughput_counts_checks_and_prints_the_cases_run_beside(
     assert "met    suite (warm JAX cache): every operator's ci profile within 10 minutes" in printed
 
 
-def _fake_conformance_adding(names: list[str]):  # type: ignore[no-untyped-def]
+def _fake_conformance_adding(
+    names: list[str],
+) -> Callable[..., subprocess.CompletedProcess[str]]:
     """A `subprocess.run` standing in for `dmlspec conformance`: adds these files to the cache
     folder the run was given and writes a results file."""
 

@@ -9,7 +9,7 @@ import os
 import platform
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -424,11 +424,18 @@ def _print_targets(targets: list[dict[str, Any]]) -> None:
         for case in dict.fromkeys(e["case"] for e in entries):
             notes: dict[str, None] = {}
             for entry in (e for e in entries if e["case"] == case):
-                verdict = {True: "met   ", False: "MISSED", None: "n/a   "}[entry["met"]]
-                print(f"    {verdict} {entry['target']}: {entry['measured']}")
+                print(f"    {_verdict(entry)} {entry['target']}: {entry['measured']}")
                 notes.update(dict.fromkeys(entry.get("evidence", [])))
-            for note in notes:
-                print(f"             - {note}")
+            _print_evidence(notes)
+
+
+def _verdict(entry: dict[str, Any]) -> str:
+    return {True: "met   ", False: "MISSED", None: "n/a   "}[entry["met"]]
+
+
+def _print_evidence(notes: Iterable[str]) -> None:
+    for note in notes:
+        print(f"             - {note}")
 
 
 def _print_suite(result: dict[str, Any]) -> None:
@@ -453,7 +460,5 @@ def _print_suite_targets(entries: list[dict[str, Any]]) -> None:
     if entries:
         print("\nsuite targets:")
     for entry in entries:
-        verdict = "met   " if entry["met"] else "MISSED"
-        print(f"  {verdict} {entry['case']}: {entry['target']}: {entry['measured']}")
-        for note in entry["evidence"]:
-            print(f"             - {note}")
+        print(f"  {_verdict(entry)} {entry['case']}: {entry['target']}: {entry['measured']}")
+        _print_evidence(entry["evidence"])

@@ -28,6 +28,7 @@ from ..compare import (
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, OperatorSpec
 from ..reference.layout import changed_outside_view, is_strided, logical_view
+from ..reference.tensors import numpy_dtype
 from ..validation import check_requires, validator_for
 from ..validation.engine import check_requires_with
 from .cases import Case
@@ -291,10 +292,9 @@ def any_nan_matches(catalog: Catalog, spec: OperatorSpec, data_type: str) -> boo
     """Whether an exactly compared output of this data type accepts any NaN where a NaN is
     expected: the operator does arithmetic and the common spec's NaN rule for the type says a
     NaN from arithmetic may be any NaN (data movement keeps a NaN's bits)."""
-    short = data_type.removeprefix("DML_TENSOR_DATA_TYPE_")
     return (
         spec.checked_semantics.arithmetic
-        and catalog.common.data_type(short).any_nan_from_arithmetic
+        and catalog.common.data_type(data_type).any_nan_from_arithmetic
     )
 
 
@@ -320,9 +320,7 @@ def _compare(
     if rule.terms is not None:
         return _accumulated(catalog, spec, case, name, rule, env, want, got, defined, limit)
     tolerance = rule.absolute_tolerance(env)
-    ulps_of = (
-        None if rule.ulps_of is None else np.dtype(catalog.common.data_type(rule.ulps_of).numpy)
-    )
+    ulps_of = None if rule.ulps_of is None else numpy_dtype(rule.ulps_of)
     if rule.ulp_scale is None:  # the ULP of each expected element
         return ulp_mismatches(want, got, want, rule.max_ulps, defined, tolerance, limit, ulps_of)
     env.values["k"] = np.arange(want.size, dtype=np.float64)  # every element at once
