@@ -328,6 +328,34 @@ def test_a_process_keeps_only_the_recent_programs_alive(monkeypatch: pytest.Monk
     np.testing.assert_array_equal(np.asarray(again), [0.0])
 
 
+def test_small_programs_compile_with_xla_elemental_emitters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Up to SMALL_PROGRAM_BYTES in arguments and results (here: input and output of EXP, and
+    # JOIN's items, counted whole), XLA's elemental emitters; one element more, XLA's default.
+    options: list[Any] = []
+    jit = jax.jit
+
+    def spy(function: Any, **kwargs: Any) -> Any:
+        options.append(kwargs.get("compiler_options"))
+        return jit(function, **kwargs)
+
+    monkeypatch.setattr(jax, "jit", spy)
+    monkeypatch.setattr(runtime, "_programs", OrderedDict())
+    monkeypatch.setattr(runtime, "_calls", {})
+    elements = runtime.SMALL_PROGRAM_BYTES // 8  # float32 in and out
+    for count in (elements, elements + 1):
+        x = np.linspace(-1, 1, count, dtype=np.float32)
+        np.testing.assert_allclose(np.asarray(ops.element_wise_exp(x)), np.exp(x), rtol=1e-6)
+    items = [np.ones(elements // 2, np.float32), np.zeros(elements // 2, np.float32)]
+    joined = ops.join(items, Axis=0, OutputTensor={"DataType": "FLOAT32", "Sizes": [elements]})
+    np.testing.assert_array_equal(np.asarray(joined), np.concatenate(items))
+    elemental = {"xla_cpu_use_fusion_emitters": False}
+    assert options == [elemental, None, elemental]
+    monkeypatch.setattr(runtime, "_on_cpu", lambda: False)
+    assert runtime.compiler_options(1) == ()
+
+
 def test_64_bit_values_are_exact_without_a_global_flag() -> None:
     big = np.array([2**63 + 7, 2**40 + 3, 1], dtype=np.uint64)
     moved = ops.scatter_elements(
