@@ -350,10 +350,23 @@ def test_small_programs_compile_with_xla_elemental_emitters(
     items = [np.ones(elements // 2, np.float32), np.zeros(elements // 2, np.float32)]
     joined = ops.join(items, Axis=0, OutputTensor={"DataType": "FLOAT32", "Sizes": [elements]})
     np.testing.assert_array_equal(np.asarray(joined), np.concatenate(items))
+    # A program with options is jitted beside its twin without, for calls inside a user's jit.
     elemental = {"xla_cpu_use_fusion_emitters": False}
-    assert options == [elemental, None, elemental]
+    assert options == [elemental, None, None, elemental, None]
     monkeypatch.setattr(runtime, "_on_cpu", lambda: False)
     assert runtime.compiler_options(1) == ()
+
+
+def test_small_programs_run_inside_a_users_jit() -> None:
+    # JAX takes compiler options on a top-level jit only: staged into the user's program, the
+    # kernel runs without them, and a top-level call afterwards still runs with them.
+    x = np.linspace(-1, 1, 16, dtype=np.float32)
+    expected = np.exp(x)
+    np.testing.assert_allclose(np.asarray(jax.jit(ops.element_wise_exp)(x)), expected, rtol=1e-6)
+    assert "exp" in str(jax.make_jaxpr(ops.element_wise_exp)(x))
+    np.testing.assert_allclose(np.asarray(ops.element_wise_exp(x)), expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="unknown feature level"):  # other errors still raise
+        jax.jit(lambda v: ops.element_wise_exp(v, feature_level="9_9"))(x)
 
 
 def test_64_bit_values_are_exact_without_a_global_flag() -> None:

@@ -473,12 +473,17 @@ def _jit_program(
         return grouped[0] if len(grouped) == 1 else tuple(grouped)
 
     # keep_unused: an unused donated `out` would otherwise be pruned, and its buffer with it.
-    return jax.jit(
-        traced,
-        donate_argnums=donate,
-        keep_unused=bool(count),
-        compiler_options=dict(compiler_options) or None,
-    )
+    jitted = functools.partial(jax.jit, traced, donate_argnums=donate, keep_unused=bool(count))
+    if not compiler_options:
+        return jitted()
+    program = jitted(compiler_options=dict(compiler_options))
+    # JAX takes compiler options on a top-level jit only: a call staged into a user's own
+    # jax.jit runs this one instead, compiled as part of the user's program.
+    _staged_programs[program] = jitted()
+    return program
+
+
+_staged_programs: weakref.WeakKeyDictionary[Any, Callable[..., Any]] = weakref.WeakKeyDictionary()
 
 
 InputWindow = host.Window | tuple[host.Window | None, ...] | None  # a tensor array: per item
@@ -724,12 +729,26 @@ def _call_x64(function: Callable[..., Any], values: list[Any]) -> Any:
     """function(*values) with 64-bit types enabled on this thread for the call."""
     if not _SWAP_X64:
         with jax.enable_x64(True):
-            return function(*values)
+            try:
+                return function(*values)
+            except ValueError as error:
+                return _staged_call(function, values, error)
     previous = _X64.swap_local(True)
     try:
         return function(*values)
+    except ValueError as error:
+        return _staged_call(function, values, error)
     finally:
         _X64.set_local(previous)
+
+
+def _staged_call(function: Callable[..., Any], values: list[Any], error: ValueError) -> Any:
+    """A program with compiler options, called inside an outer trace (a user's jax.jit), which
+    JAX refuses: its twin without them (_jit_program). Any other error is the call's."""
+    staged = _staged_programs.get(function)
+    if staged is None:
+        raise error
+    return staged(*values)
 
 
 def _wait(result: Any) -> None:
