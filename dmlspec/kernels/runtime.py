@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import math
 import os
 import pickle
 import threading
@@ -651,15 +652,17 @@ def _prepare(
     )
 
 
+def _bytes_of(shape: tuple[int, ...], dtype: Any) -> int:
+    """The bytes an array of this shape and dtype holds (arrays, tracers and planned outputs)."""
+    return math.prod(shape) * int(np.dtype(dtype).itemsize)
+
+
 def _program_bytes(arrays: Mapping[str, Any], outputs: tuple[_Output, ...]) -> int:
     """The bytes a program's arguments and results hold (a strided tensor's whole buffer)."""
-    total = 0
-    for value in arrays.values():
-        for item in value if isinstance(value, list | tuple) else [value]:
-            total += int(np.prod(item.shape)) * np.dtype(item.dtype).itemsize
-    for output in outputs:
-        total += int(np.prod(output.shape)) * np.dtype(output.dtype).itemsize
-    return total
+    items = [i for v in arrays.values() for i in (v if isinstance(v, list | tuple) else [v])]
+    return sum(_bytes_of(i.shape, i.dtype) for i in items) + sum(
+        _bytes_of(o.shape, o.dtype) for o in outputs
+    )
 
 
 def compiler_options(program_bytes: int) -> tuple[tuple[str, Any], ...]:
@@ -1068,10 +1071,7 @@ def _parse_run(kernel: KernelTable, operator: Mapping[str, Any]) -> _ParsedRun:
                 )
         elif (layout := _item_layout(kernel, getattr(view, field), desc[field])) is not None:
             strided_outputs.append((field, expected(desc[field], layout)))
-    small = all(
-        int(np.prod(e.shape, dtype=np.int64)) * e.dtype.itemsize < host.WINDOW_MIN_BYTES
-        for e in every
-    )
+    small = all(_bytes_of(e.shape, e.dtype) < host.WINDOW_MIN_BYTES for e in every)
     rest = {k: v for k, v in desc.items() if k not in fields}
     tensors = {k: v for k, v in rest.items() if isinstance(v, Mapping | list) and k in outputs}
     tensors |= {k: v for k, v in rest.items() if isinstance(v, Mapping) and k not in tensors}
