@@ -5,6 +5,7 @@ below it, and fuzzed descs never crash the validator."""
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import numpy as np
@@ -13,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dmlspec import load_catalog
-from dmlspec.conformance import mutate
+from dmlspec.conformance import mutate, suite
 from dmlspec.conformance.base_desc import base_desc, base_descs
-from dmlspec.conformance.cases import type_groups
+from dmlspec.conformance.cases import draw_desc, type_groups
 from dmlspec.conformance.mutate import break_constraint
 from dmlspec.model import OperatorSpec
 from dmlspec.validation import check_requires, validate_operator
@@ -104,6 +105,23 @@ def test_the_negative_search_remembers_candidates_but_returns_fresh_descs() -> N
         assert validate_operator(operator(spec, kept), HIGHEST).fired() == (constraint.id,)
         kinds.add(mutate._derives(spec, constraint.id))
     assert kinds == {True, False}
+
+
+def test_the_suite_draws_negative_bases_as_the_search_reaches_them() -> None:
+    # The suite's bases are the descs drawn from seeds 0, 1, ... in order; most searches end
+    # in the first, so each is drawn when a search first gets to it, and given as a fresh copy.
+    suite._base_desc.cache_clear()
+    first = next(suite._bases("SCATTER_ND", HIGHEST))
+    assert suite._base_desc.cache_info().currsize == 1
+    spec = CATALOG.operator("SCATTER_ND")
+    drawn = [
+        draw_desc(CATALOG, spec, HIGHEST, random.Random(seed))["desc"]
+        for seed in range(suite.NEGATIVE_BASES)
+    ]
+    every = list(suite._bases("SCATTER_ND", HIGHEST))
+    assert every == drawn and first == drawn[0]
+    every[0].clear()
+    assert next(suite._bases("SCATTER_ND", HIGHEST)) == drawn[0]
 
 
 def _with_cell(

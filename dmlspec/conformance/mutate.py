@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..binding import definition_trees, derive_members, spec_derivations
@@ -177,7 +177,7 @@ def _tensor_mutations(
 
 
 def break_constraint(
-    catalog: Catalog, spec: OperatorSpec, bases: list[Desc], constraint_id: str, level: str
+    catalog: Catalog, spec: OperatorSpec, bases: Iterable[Desc], constraint_id: str, level: str
 ) -> Desc | None:
     """A desc derived from one of `bases` that breaks exactly `constraint_id`, or None."""
     data_types = tuple(d.name for d in catalog.common.data_types if d.kind != "unknown")

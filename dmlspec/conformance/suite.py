@@ -10,6 +10,7 @@ import functools
 import json
 import random
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -307,18 +308,17 @@ def _breakable(spec: OperatorSpec, constraint_id: str, level: str) -> bool:
 
 
 @cache
-def _base_descs(operator: str, level: str) -> tuple[str, ...]:
+def _base_desc(operator: str, level: str, seed: int) -> str:
     spec = catalog().operator(operator)
-    return tuple(
-        json.dumps(draw_desc(catalog(), spec, level, random.Random(seed))["desc"])
-        for seed in range(NEGATIVE_BASES)
-    )
+    return json.dumps(draw_desc(catalog(), spec, level, random.Random(seed))["desc"])
 
 
-def _bases(operator: str, level: str) -> list[dict[str, Any]]:
-    """Valid descs to break one constraint of, drawn once per operator and level (fresh
-    copies each time: the mutation search edits them)."""
-    return [json.loads(desc) for desc in _base_descs(operator, level)]
+def _bases(operator: str, level: str) -> Iterator[dict[str, Any]]:
+    """Valid descs to break one constraint of, seeds 0 to NEGATIVE_BASES - 1 in order, each
+    drawn when a search first gets to it (most searches end in the first) and remembered per
+    operator and level; fresh copies each time: the mutation search edits them."""
+    for seed in range(NEGATIVE_BASES):
+        yield json.loads(_base_desc(operator, level, seed))
 
 
 def check_boundary(
