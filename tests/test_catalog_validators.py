@@ -107,6 +107,37 @@ def test_the_negative_search_remembers_candidates_but_returns_fresh_descs() -> N
     assert kinds == {True, False}
 
 
+def test_the_negative_search_knows_which_fields_a_rule_and_its_dependencies_read() -> None:
+    spec = CATALOG.operator("GATHER_ND1")
+    assert mutate._fields_read(spec, "GATHER_ND1.C2") == {"InputTensor", "OutputTensor"}
+    # C8 reads the two counts; it depends on C5 (IndicesTensor) and C6 (both tensors).
+    assert mutate._fields_read(spec, "GATHER_ND1.C8") == {
+        "BatchDimensionCount",
+        "IndicesDimensionCount",
+        "IndicesTensor",
+        "InputTensor",
+    }
+
+
+@pytest.mark.parametrize("name", ["GATHER_ND1", "PADDING1", "SCATTER_ND", "TOP_K1"])
+def test_the_negative_search_finds_what_it_found_without_skipping_candidates(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A candidate that leaves every field the rule (and what it depends on) reads as the valid
+    # base had it cannot break that rule, so the search skips it: the same descs are found.
+    spec = CATALOG.operator(name)
+    errors = [c.id for c in spec.constraints if c.constraint_class == "error"]
+    found = [
+        break_constraint(CATALOG, spec, suite._bases(name, HIGHEST), c, HIGHEST) for c in errors
+    ]
+    monkeypatch.setattr(mutate, "_fields_read", lambda spec, constraint_id: None)
+    unskipped = [
+        break_constraint(CATALOG, spec, suite._bases(name, HIGHEST), c, HIGHEST) for c in errors
+    ]
+    assert found == unskipped
+    assert any(f is not None for f in found)
+
+
 def test_the_suite_draws_negative_bases_as_the_search_reaches_them() -> None:
     # The suite's bases are the descs drawn from seeds 0, 1, ... in order; most searches end
     # in the first, so each is drawn when a search first gets to it, and given as a fresh copy.

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..binding import definition_trees, derive_members, spec_derivations
 from ..expr import ExpressionError
-from ..expr.solve import derivations
+from ..expr.solve import derivations, references
 from ..model import Catalog, OperatorSpec
 from ..validation import validate_operator
 
@@ -184,16 +184,61 @@ def break_constraint(
     enums = {name: info.members for name, info in catalog.common.enum_infos().items()}
     # Leaving out a rule no derivation comes from derives the same values as leaving out none.
     exclude = (constraint_id,) if _derives(spec, constraint_id) else ()
+    reads = _fields_read(spec, constraint_id)
     for base in bases:
         for _, changed, desc in mutations(spec, base, data_types, enums):
             text = json.dumps(desc)
             fixed = _rederived(catalog, spec, text, tuple(sorted(changed)), exclude)
             # Where the dependents cannot be re-derived, the single change itself may do.
             for candidate in (fixed, text) if fixed is not None else (text,):
+                if reads is not None and not _changes(base, candidate, reads):
+                    continue  # the rule reads what it read in the valid base: it holds
                 if _fired(spec.operator_type, level, candidate) == (constraint_id,):
                     broken: Desc = json.loads(candidate)
                     return broken
     return None
+
+
+def _fields_read(spec: OperatorSpec, constraint_id: str) -> frozenset[str] | None:
+    """The desc fields a rule and the rules it depends on read, seeing through definitions (a
+    scalar union's value-type field with it: the value is read as that type); None where it
+    depends on a rule that is not the spec's. Remembered per spec object."""
+    key = (id(spec), constraint_id)
+    hit = _READS.get(key)
+    if hit is None or hit[0] is not spec:
+        hit = (spec, _read_by(spec, constraint_id))
+        _READS[key] = hit
+    return hit[1]
+
+
+def _read_by(spec: OperatorSpec, constraint_id: str) -> frozenset[str] | None:
+    by_id = {c.id: c for c in spec.constraints}
+    fields = {f.name: f for f in spec.fields}
+    read: set[str] = set()
+    pending, seen = [constraint_id], set()
+    while pending:
+        rule_id = pending.pop()
+        if rule_id in seen:
+            continue
+        seen.add(rule_id)
+        if rule_id not in by_id:
+            return None
+        pending += by_id[rule_id].depends_on
+        for name in references(by_id[rule_id].expr.tree, definition_trees(spec)):
+            field = fields.get(name.split(".")[0])
+            if field is not None:
+                read |= {field.name, *filter(None, [field.value_type_field])}
+    return frozenset(read)
+
+
+_READS: dict[tuple[int, str], tuple[OperatorSpec, frozenset[str] | None]] = {}
+
+
+def _changes(base: Desc, candidate: str, fields: frozenset[str]) -> bool:
+    """Whether the candidate (JSON text) holds another value than `base` in one of `fields`
+    (compared as JSON: 1, 1.0 and true are different values to the validator)."""
+    changed = json.loads(candidate)
+    return any(json.dumps(changed.get(f)) != json.dumps(base.get(f)) for f in fields)
 
 
 def _derives(spec: OperatorSpec, constraint_id: str) -> bool:
