@@ -3,7 +3,9 @@
 A change to one value (a size, a data type, a field) is applied, then every value the spec's
 equalities define is derived again from the free values, except the changed one and those the
 target constraint itself defines. The first result the validator rejects for exactly that
-constraint is the negative case.
+constraint is the negative case. A result that holds every field the constraint (and each rule
+it depends on) reads as the valid base held it is skipped without validating: the constraint
+still holds there.
 
 Every constraint of an operator is broken from the same bases, so the searches meet the same
 candidates again: a process remembers each candidate's re-derived form and the rules it breaks
