@@ -9,9 +9,9 @@ declares; scalar unions are read through their data-type field, as DirectML read
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ __all__ = [
     "bind_tensor",
     "derive_members",
     "evaluate_constraints",
+    "per_spec",
     "scalar_union_value",
     "spec_derivations",
 ]
@@ -143,31 +144,54 @@ def evaluate_constraints(
     return outcomes
 
 
-_DEFINITIONS: dict[int, tuple[m.OperatorSpec, dict[str, Any]]] = {}
+_T = TypeVar("_T")
+SpecMemo = dict[tuple[int, Hashable], tuple[m.OperatorSpec, _T]]
+
+
+def per_spec(
+    memo: SpecMemo[_T],
+    spec: m.OperatorSpec,
+    key: Hashable,
+    compute: Callable[[], _T],
+    limit: int | None = None,
+) -> _T:
+    """`compute()`, remembered in `memo` under the spec object and `key` (a spec is keyed by
+    identity: hashing one walks all of it; an id another spec reuses computes again). With
+    `limit`, a full memo is emptied before the next entry."""
+    hit = memo.get((id(spec), key))
+    if hit is None or hit[0] is not spec:
+        if limit is not None and len(memo) >= limit:
+            memo.clear()
+        hit = (spec, compute())
+        memo[(id(spec), key)] = hit
+    return hit[1]
+
+
+_DEFINITIONS: SpecMemo[dict[str, Any]] = {}
 
 
 def definition_trees(spec: m.OperatorSpec) -> dict[str, Any]:
     """The spec's named definitions as expression trees: one dict per spec, so memos keyed by
     identity (expr.solve.references) hit across calls. Do not modify it."""
-    hit = _DEFINITIONS.get(id(spec))
-    if hit is None or hit[0] is not spec:
-        hit = (spec, {d.name: d.expr.tree for d in spec.definitions})
-        _DEFINITIONS[id(spec)] = hit
-    return hit[1]
+    return per_spec(
+        _DEFINITIONS, spec, None, lambda: {d.name: d.expr.tree for d in spec.definitions}
+    )
 
 
 def spec_derivations(spec: m.OperatorSpec) -> tuple[Derivation, ...]:
     """`derivations` of all the spec's constraints, once per spec (drawing reads them for
     every desc)."""
-    hit = _DERIVATIONS.get(id(spec))
-    if hit is None or hit[0] is not spec:
-        rules = ((c.id, c.expr.tree) for c in spec.constraints)
-        hit = (spec, derivations(rules, definition_trees(spec)))
-        _DERIVATIONS[id(spec)] = hit
-    return hit[1]
+    return per_spec(
+        _DERIVATIONS,
+        spec,
+        None,
+        lambda: derivations(
+            ((c.id, c.expr.tree) for c in spec.constraints), definition_trees(spec)
+        ),
+    )
 
 
-_DERIVATIONS: dict[int, tuple[m.OperatorSpec, tuple[Derivation, ...]]] = {}
+_DERIVATIONS: SpecMemo[tuple[Derivation, ...]] = {}
 
 
 def derive_members(

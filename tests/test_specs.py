@@ -3,17 +3,19 @@ valid, errata backed)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dmlspec import SpecError, load_catalog
-from dmlspec.binding import bind_desc, evaluate_constraints
+from dmlspec.binding import SpecMemo, bind_desc, evaluate_constraints, per_spec
 from dmlspec.model import (
     Catalog,
     ExampleFields,
@@ -285,3 +287,21 @@ def test_schema_checks_are_skipped_only_for_bytes_that_passed_them(
     path.write_text(text.replace('"Copies the whole', '"Copied the whole', 1))
     load_catalog(folder)
     assert not checked.exists()
+
+
+def test_per_spec_memos_are_kept_per_spec_object_and_emptied_at_their_limit(
+    catalog: Catalog,
+) -> None:
+    spec = catalog.operator("GATHER_ND")
+    twin = dataclasses.replace(spec)  # equal, but another object
+    memo: SpecMemo[int] = {}
+    calls: list[str] = []
+
+    def compute(label: str) -> Callable[[], int]:
+        return lambda: calls.append(label) or len(calls)
+
+    assert per_spec(memo, spec, "k", compute("a")) == 1
+    assert per_spec(memo, spec, "k", compute("b")) == 1  # remembered
+    assert per_spec(memo, twin, "k", compute("c")) == 2  # another spec object computes again
+    assert per_spec(memo, spec, "other", compute("d"), limit=2) == 3  # full: emptied first
+    assert len(memo) == 1 and calls == ["a", "c", "d"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..binding import bind_desc, derive_members, spec_derivations
+from ..binding import SpecMemo, bind_desc, derive_members, per_spec, spec_derivations
 from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import target_of
 from ..model import Catalog, ExampleTensor, Field, OperatorSpec, SupportRow, example_field_value
@@ -140,14 +140,17 @@ def _slot_kinds(spec: OperatorSpec) -> dict[str, str]:
 def type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:
     """Slots the spec's equalities tie together: member "DataType" groups the tensors' data
     types (and data_type fields such as ValueDataType); "DimensionCount" groups ranks."""
-    hit = _TYPE_GROUPS.get((id(spec), member))
-    if hit is None or hit[0] is not spec:  # once per spec: drawing reads them every attempt
-        hit = (spec, tuple(frozenset(g) for g in _type_groups(spec, member)))
-        _TYPE_GROUPS[(id(spec), member)] = hit
-    return [set(group) for group in hit[1]]
+    # Once per spec: drawing reads them every attempt.
+    groups = per_spec(
+        _TYPE_GROUPS,
+        spec,
+        member,
+        lambda: tuple(frozenset(g) for g in _type_groups(spec, member)),
+    )
+    return [set(group) for group in groups]
 
 
-_TYPE_GROUPS: dict[tuple[int, str], tuple[OperatorSpec, tuple[frozenset[str], ...]]] = {}
+_TYPE_GROUPS: SpecMemo[tuple[frozenset[str], ...]] = {}
 
 
 def _type_groups(spec: OperatorSpec, member: str) -> list[set[str]]:

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..binding import definition_trees, derive_members, spec_derivations
+from ..binding import SpecMemo, definition_trees, derive_members, per_spec, spec_derivations
 from ..expr import ExpressionError
 from ..expr.solve import derivations, references
 from ..model import Catalog, OperatorSpec
@@ -205,12 +205,7 @@ def _fields_read(spec: OperatorSpec, constraint_id: str) -> frozenset[str] | Non
     """The desc fields a rule and the rules it depends on read, seeing through definitions (a
     scalar union's value-type field with it: the value is read as that type); None where it
     depends on a rule that is not the spec's. Remembered per spec object."""
-    key = (id(spec), constraint_id)
-    hit = _READS.get(key)
-    if hit is None or hit[0] is not spec:
-        hit = (spec, _read_by(spec, constraint_id))
-        _READS[key] = hit
-    return hit[1]
+    return per_spec(_READS, spec, constraint_id, lambda: _read_by(spec, constraint_id))
 
 
 def _read_by(spec: OperatorSpec, constraint_id: str) -> frozenset[str] | None:
@@ -228,12 +223,15 @@ def _read_by(spec: OperatorSpec, constraint_id: str) -> frozenset[str] | None:
         pending += by_id[rule_id].depends_on
         for name in references(by_id[rule_id].expr.tree, definition_trees(spec)):
             field = fields.get(name.split(".")[0])
-            if field is not None:
-                read |= {field.name, *filter(None, [field.value_type_field])}
+            if field is None:
+                continue
+            read.add(field.name)
+            if field.value_type_field is not None:
+                read.add(field.value_type_field)
     return frozenset(read)
 
 
-_READS: dict[tuple[int, str], tuple[OperatorSpec, frozenset[str] | None]] = {}
+_READS: SpecMemo[frozenset[str] | None] = {}
 
 
 def _changes(base: Desc, candidate: str, fields: frozenset[str]) -> bool:
@@ -253,7 +251,7 @@ def _fired(operator_type: str, level: str, desc: str) -> tuple[str, ...]:
     return validate_operator({"type": operator_type, "desc": json.loads(desc)}, level).fired()
 
 
-_REDERIVED: dict[tuple[int, str, tuple[str, ...], tuple[str, ...]], tuple[Any, str | None]] = {}
+_REDERIVED: SpecMemo[str | None] = {}
 _REDERIVED_LIMIT = 1 << 16
 
 
@@ -261,12 +259,9 @@ def _rederived(
     catalog: Catalog, spec: OperatorSpec, desc: str, keep: tuple[str, ...], exclude: tuple[str, ...]
 ) -> str | None:
     """`rederive` of a desc given as JSON text, as JSON text; remembered per spec object."""
-    key = (id(spec), desc, keep, exclude)
-    hit = _REDERIVED.get(key)
-    if hit is None or hit[0] is not spec:
+
+    def compute() -> str | None:
         fixed = rederive(catalog, spec, json.loads(desc), set(keep), exclude)
-        if len(_REDERIVED) >= _REDERIVED_LIMIT:
-            _REDERIVED.clear()
-        hit = (spec, None if fixed is None else json.dumps(fixed))
-        _REDERIVED[key] = hit
-    return hit[1]
+        return None if fixed is None else json.dumps(fixed)
+
+    return per_spec(_REDERIVED, spec, (desc, keep, exclude), compute, _REDERIVED_LIMIT)
