@@ -27,6 +27,7 @@ from dmlspec.bench.families import (
     spec_tolerance,
 )
 from dmlspec.bench.hlo import summarize
+from dmlspec.bench.peers import torch_peer
 from dmlspec.bench.targets import BEST_NEW_PEER, BEST_PEER, TARGETS, check_targets
 from dmlspec.bench.timing import Timing, Variant, matches, time_variants
 from dmlspec.bench.variants import TRIVIAL, TRIVIAL_NUMPY_IN
@@ -450,6 +451,31 @@ def test_a_named_peer_is_its_fastest_configuration() -> None:
     }
     result = next(r for r in check_targets(timings, 20.0, 1e-6) if r["target"] == target.text)
     assert result["met"] is False and spinning in result["measured"]
+
+
+def test_torch_peers_are_timed_alone_and_named_so() -> None:
+    """torch's OpenMP threads spin after a parallel call: its calls run in rounds of their own,
+    and a target naming a torch call ("torch scatter") finds it under its timed-alone name."""
+    peer = torch_peer("scatter", "new output", lambda: None, 1)
+    assert peer.alone and peer.library == "torch" and peer.name == "torch scatter, alone"
+    target = next(t for t in TARGETS if t.against == "torch scatter")
+    timings = {
+        target.case: [
+            _timing(target.ours, "dmlspec", "in place", 0.040),
+            _timing("torch scatter_, alone", "torch", "in place", 0.030),
+            _timing(peer.name, "torch", "new output", 0.050),
+        ]
+    }
+    result = next(r for r in check_targets(timings, 20.0, 1e-6) if r["target"] == target.text)
+    assert result["met"] is True and peer.name in result["measured"]
+
+
+def test_the_benchmarks_torch_calls_are_all_timed_alone() -> None:
+    pytest.importorskip("torch")
+    for name in ("scatter_nd_small", "scatter_elements_small", "exp_small", "join_small"):
+        variants = _tiny(name).variants  # type: ignore[attr-defined]
+        torch_calls = [v for v in variants if v.library == "torch"]
+        assert torch_calls and all(v.alone for v in torch_calls), name
 
 
 @pytest.mark.parametrize(

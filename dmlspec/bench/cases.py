@@ -36,10 +36,10 @@ from .element_wise_cases import (
     softmax_case,
 )
 from .families import Scale
-from .peers import onnxruntime_peers, optional
+from .peers import onnxruntime_peers, optional, torch_peer
 from .reduction_cases import argmax_case, reduce_sum_case
 from .timing import Variant
-from .variants import IN_PLACE, NEW, BenchCase, Buffer, device, first, from_tensor, ready
+from .variants import IN_PLACE, NEW, BenchCase, Buffer, device, first, ready
 
 __all__ = [
     "FAMILY_OPERATORS",
@@ -164,21 +164,9 @@ def scatter_nd_case(name: str, size: str, rows: int, width: int, count: int, dty
         t_data, t_rows, t_updates = (torch.from_numpy(a) for a in (data, rows_index, updates))
         t_kept = t_data.clone()
         variants += [
-            Variant(
-                "torch index_put",
-                "torch",
-                NEW,
-                lambda: t_data.index_put((t_rows,), t_updates),
-                new,
-                from_tensor,
-            ),
-            Variant(
-                "torch index_put_",
-                "torch",
-                IN_PLACE,
-                lambda: t_kept.index_put_((t_rows,), t_updates),
-                in_place,
-                from_tensor,
+            torch_peer("index_put", NEW, lambda: t_data.index_put((t_rows,), t_updates), new),
+            torch_peer(
+                "index_put_", IN_PLACE, lambda: t_kept.index_put_((t_rows,), t_updates), in_place
             ),
         ]
     return BenchCase(
@@ -247,21 +235,12 @@ def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtyp
         t_data, t_rows = torch.from_numpy(data), torch.from_numpy(rows_index)
         t_out = torch.from_numpy(out.copy())
         variants += [
-            Variant(
-                "torch index_select",
-                "torch",
-                NEW,
-                lambda: torch.index_select(t_data, 0, t_rows),
-                moved,
-                from_tensor,
-            ),
-            Variant(
-                "torch index_select out=",
-                "torch",
+            torch_peer("index_select", NEW, lambda: torch.index_select(t_data, 0, t_rows), moved),
+            torch_peer(
+                "index_select out=",
                 IN_PLACE,
                 lambda: torch.index_select(t_data, 0, t_rows, out=t_out),
                 moved,
-                from_tensor,
             ),
         ]
     return BenchCase(
@@ -343,21 +322,9 @@ def scatter_elements_case(name: str, size: str, side: int, count: int, dtype: st
         t_data, t_index, t_updates = (torch.from_numpy(a) for a in (data, indices, updates))
         t_kept = t_data.clone()
         variants += [
-            Variant(
-                "torch scatter",
-                "torch",
-                NEW,
-                lambda: t_data.scatter(0, t_index, t_updates),
-                new,
-                from_tensor,
-            ),
-            Variant(
-                "torch scatter_",
-                "torch",
-                IN_PLACE,
-                lambda: t_kept.scatter_(0, t_index, t_updates),
-                in_place,
-                from_tensor,
+            torch_peer("scatter", NEW, lambda: t_data.scatter(0, t_index, t_updates), new),
+            torch_peer(
+                "scatter_", IN_PLACE, lambda: t_kept.scatter_(0, t_index, t_updates), in_place
             ),
         ]
     return BenchCase(
@@ -420,21 +387,11 @@ def fill_case(name: str, size: str, count: int, dtype: str) -> Any:
         t_type = getattr(torch, dtype)
         t_out = torch.empty(count, dtype=t_type)
         variants += [
-            Variant(
-                "torch arange",
-                "torch",
-                NEW,
-                lambda: torch.arange(start, stop, delta, dtype=t_type),
-                moved,
-                from_tensor,
+            torch_peer(
+                "arange", NEW, lambda: torch.arange(start, stop, delta, dtype=t_type), moved
             ),
-            Variant(
-                "torch arange out=",
-                "torch",
-                IN_PLACE,
-                lambda: torch.arange(start, stop, delta, out=t_out),
-                moved,
-                from_tensor,
+            torch_peer(
+                "arange out=", IN_PLACE, lambda: torch.arange(start, stop, delta, out=t_out), moved
             ),
         ]
     # Exact in float64 and in the output type for these start and delta values.

@@ -29,7 +29,7 @@ from ..conformance.cases import Case
 from ..conformance.check import accumulation_tolerance
 from ..loading import load_catalog
 from ..model import Catalog
-from .peers import OnnxNode, onnxruntime_peers, optional
+from .peers import OnnxNode, onnxruntime_peers, optional, torch_peer
 from .timing import Tolerance, Variant
 from .variants import IN_PLACE, NEW, Buffer, device, first, from_tensor, ready
 
@@ -258,7 +258,7 @@ def torch_variants(
     if torch is None:
         return []
     new, into = build(torch)
-    variants = [Variant(f"torch {name}", "torch", NEW, new, moved, fetch)]
+    variants = [torch_peer(name, NEW, new, moved, fetch)]
     if into is not None:
-        variants.append(Variant(f"torch {name} out=", "torch", IN_PLACE, into, moved, fetch))
+        variants.append(torch_peer(f"{name} out=", IN_PLACE, into, moved, fetch))
     return variants

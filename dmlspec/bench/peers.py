@@ -11,9 +11,16 @@ import numpy as np
 
 from ..onnx_models import make_model
 from .timing import Variant
-from .variants import NEW
+from .variants import NEW, from_tensor
 
-__all__ = ["OnnxNode", "onnxruntime_peers", "onnxruntime_session", "optional", "versions"]
+__all__ = [
+    "OnnxNode",
+    "onnxruntime_peers",
+    "onnxruntime_session",
+    "optional",
+    "torch_peer",
+    "versions",
+]
 
 
 def optional(name: str) -> Any | None:
@@ -115,3 +122,18 @@ def onnxruntime_peers(
         name = f"onnxruntime {node[0]}" + (", spinning, alone" if spinning else "")
         variants.append(Variant(name, "onnxruntime", NEW, session, moved, fetch, alone=spinning))
     return variants
+
+
+def torch_peer(
+    name: str,
+    mode: str,
+    run: Callable[[], object],
+    moved: int,
+    fetch: Callable[[Any], Any] = from_tensor,
+) -> Variant:
+    """A torch call as a peer, timed alone (in rounds of its own). torch's OpenMP threads spin
+    for a while after a parallel call, as onnxruntime's do, and in interleaved rounds that time
+    is taken from the variant timed next (measured in one process: dmlspec's large EXP with
+    NumPy in 9.8 ms right after torch's exp against 4.0 ms without torch's calls beside it;
+    the small EXP 15.3 us against 10.4 us)."""
+    return Variant(f"torch {name}, alone", "torch", mode, run, moved, fetch, alone=True)
