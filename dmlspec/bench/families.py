@@ -252,8 +252,8 @@ TorchCalls = tuple[Callable[[], Any], Callable[[], Any] | None]
 def torch_variants(
     name: str, build: Callable[[Any], TorchCalls], moved: int, fetch: Fetch = from_tensor
 ) -> list[Variant]:
-    """torch's call and its `out=` form (none when torch is not installed): `build(torch)`
-    makes the tensors (sharing the NumPy inputs' memory) and returns the two calls."""
+    """torch's call and its `out=` form, each timed alone (none when torch is not installed):
+    `build(torch)` makes the tensors (sharing the NumPy inputs' memory) and returns the calls."""
     torch = optional("torch")
     if torch is None:
         return []

@@ -47,7 +47,8 @@ class Variant:
     # The compiled HLO text of what `run` calls (dmlspec's kernels): evidence for a miss.
     compiled: Callable[[], str] | None = None
     # Timed in rounds of its own after the interleaved ones: a peer whose idle threads spin
-    # after a call (onnxruntime's default) would otherwise slow whichever variant runs next.
+    # after a call (onnxruntime's default session, torch's OpenMP threads) would otherwise slow
+    # whichever variant runs next.
     alone: bool = False
     # The NumPy arrays a "numpy in" variant passes: where they sit in memory is evidence.
     numpy_inputs: tuple[np.ndarray, ...] = ()
