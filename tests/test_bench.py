@@ -27,6 +27,7 @@ from dmlspec.bench.families import (
     spec_tolerance,
 )
 from dmlspec.bench.hlo import summarize
+from dmlspec.bench.markdown import noise_note
 from dmlspec.bench.peers import torch_peer
 from dmlspec.bench.targets import BEST_NEW_PEER, BEST_PEER, TARGETS, check_targets
 from dmlspec.bench.timing import Timing, Variant, matches, time_variants
@@ -451,6 +452,50 @@ def test_a_named_peer_is_its_fastest_configuration() -> None:
     }
     result = next(r for r in check_targets(timings, 20.0, 1e-6) if r["target"] == target.text)
     assert result["met"] is False and spinning in result["measured"]
+
+
+def _rounds(name: str, library: str, mode: str, seconds: list[float]) -> Timing:
+    variant = Variant(name, library, mode, lambda: None, 1 << 26)
+    return Timing(variant, seconds, correct=True, calls=len(seconds))
+
+
+def test_a_verdict_says_when_the_limit_lies_within_the_rounds_noise() -> None:
+    """A ratio's range between the rounds' quartiles (ours' first over the peer's third, ours'
+    third over the peer's first): a miss whose range holds the limit is one this run's noise
+    could turn; a bandwidth target's range comes from our own rounds."""
+    trivial = _rounds(TRIVIAL, "jax", "new output", [10.0, 10.2, 10.4, 10.6, 10.8])
+    near = _rounds("jax", "dmlspec", "new output", [20.0, 20.5, 21.0, 21.5, 22.0])
+    far = _rounds("jax", "dmlspec", "new output", [30.0, 30.1, 30.2, 30.3, 30.4])
+    fill = _rounds("jax out=", "dmlspec", "in place", [6.0e-3, 6.5e-3, 6.7e-3, 7.0e-3, 7.5e-3])
+    results = check_targets(
+        {
+            "scatter_elements_small": [near, trivial],
+            "gather_nd_small": [far, trivial],
+            "fill_value_sequence_large": [fill],
+        },
+        20.0,
+        1e-6,
+    )
+    by_case = {r["case"]: r for r in results if r.get("spread")}
+    near_entry, far_entry = by_case["scatter_elements_small"], by_case["gather_nd_small"]
+    assert near_entry["met"] is False and near_entry["within_noise"] is True
+    assert near_entry["spread"] == pytest.approx([20.5 / 10.6, 21.5 / 10.2])
+    assert "between the rounds' quartiles 1.93-2.11x, the limit within it" in near_entry["measured"]
+    assert far_entry["met"] is False and far_entry["within_noise"] is False
+    assert "the limit within it" not in far_entry["measured"]
+    bandwidth = by_case["fill_value_sequence_large"]
+    low, high = bandwidth["spread"]
+    assert low < bandwidth["value"] < high and bandwidth["within_noise"] is True
+    assert low == pytest.approx((1 << 26) / 7.0e-3 / 1e9 / 20.0)
+    assert noise_note([near_entry, far_entry]) == " (1 of the 2 misses within the rounds' noise)"
+    assert noise_note([bandwidth]) == ""  # met: no misses to count
+    recorded_before = {k: v for k, v in near_entry.items() if k not in ("spread", "within_noise")}
+    assert noise_note([recorded_before]) == ""
+
+
+def test_one_round_has_no_spread() -> None:
+    single = _rounds("jax", "dmlspec", "new output", [2.0])
+    assert single.quartiles == (2.0, 2.0)
 
 
 def test_torch_peers_are_timed_alone_and_named_so() -> None:

@@ -286,6 +286,7 @@ def _case_summary(
                 "library": variant.library,
                 "mode": variant.mode,
                 "median_seconds": timing.median,
+                "quartile_seconds": list(timing.quartiles),
                 "rounds": len(timing.seconds),
                 "gbps": timing.gigabytes_per_second,
                 "fraction_of_copy": timing.gigabytes_per_second / reference,
@@ -413,13 +414,15 @@ def _time(seconds: float) -> str:
 
 
 def _print_targets(targets: list[dict[str, Any]]) -> None:
+    from .markdown import noise_note
+
     print("\ntargets (medians of this run):")
     groups: dict[str, list[dict[str, Any]]] = {}
     for entry in targets:
         groups.setdefault(entry["family"], []).append(entry)
     for family, entries in groups.items():
         met = sum(e["met"] is True for e in entries)
-        print(f"  {family}: {met} of {len(entries)} met")
+        print(f"  {family}: {met} of {len(entries)} met{noise_note(entries)}")
         # A case's targets together; the evidence of its misses once, after them.
         for case in dict.fromkeys(e["case"] for e in entries):
             notes: dict[str, None] = {}

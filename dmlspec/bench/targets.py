@@ -147,8 +147,11 @@ def check_targets(
             continue
         if target.against == "copy":
             fraction = ours.gigabytes_per_second / copy_gbps
+            # Fewer seconds, more bandwidth: the third quartile gives the low end.
+            low, high = (ours.median / q * fraction for q in reversed(ours.quartiles))
             entry.update(value=fraction, met=fraction >= target.limit)
             entry["measured"] = f"{fraction:.0%} of copy bandwidth"
+            entry["measured"] += _spread(entry, low, high, target.limit, f"{low:.0%}-{high:.0%}")
         else:
             other = _peer(case, target.against)
             if other is None:
@@ -159,6 +162,9 @@ def check_targets(
             entry.update(value=ratio, met=ratio <= target.limit)
             named = "" if other.variant.name == target.against else f"{other.variant.name} "
             entry["measured"] = f"{ratio:.2f}x ({_ms(ours.median)} vs {named}{_ms(other.median)})"
+            (ours_first, ours_third), (other_first, other_third) = ours.quartiles, other.quartiles
+            low, high = ours_first / other_third, ours_third / other_first
+            entry["measured"] += _spread(entry, low, high, target.limit, f"{low:.2f}-{high:.2f}x")
             on_device = _peer(case, TRIVIAL)
             if target.against == TRIVIAL_NUMPY_IN and on_device is not None:
                 entry["measured"] += (
@@ -168,6 +174,15 @@ def check_targets(
             entry["evidence"] = _evidence(ours, case, copy_gbps, fault_seconds, device)
         results.append(entry)
     return results
+
+
+def _spread(entry: dict[str, Any], low: float, high: float, limit: float, shown: str) -> str:
+    """Record the range a target's measure spans between the rounds' quartiles (ours' first
+    against the peer's third, and the other way round) and whether the limit lies inside it:
+    a verdict that this run's noise could turn. Returns the words that say so."""
+    entry.update(spread=[low, high], within_noise=low <= limit <= high)
+    inside = ", the limit within it" if entry["within_noise"] else ""
+    return f"; between the rounds' quartiles {shown}{inside}"
 
 
 def _ms(seconds: float) -> str:

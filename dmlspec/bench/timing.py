@@ -89,6 +89,15 @@ class Timing:
         return statistics.median(self.seconds)
 
     @property
+    def quartiles(self) -> tuple[float, float]:
+        """The first and third quartiles of the per-round seconds (the median twice for one
+        round): the spread of this variant's rounds, against which a ratio's noise is read."""
+        if len(self.seconds) < 2:
+            return self.median, self.median
+        first, _, third = statistics.quantiles(self.seconds, n=4, method="inclusive")
+        return first, third
+
+    @property
     def faults_per_call(self) -> float:
         return self.faults / self.calls if self.calls else 0.0
 
