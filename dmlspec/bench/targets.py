@@ -147,8 +147,8 @@ def check_targets(
             continue
         if target.against == "copy":
             fraction = ours.gigabytes_per_second / copy_gbps
-            # Fewer seconds, more bandwidth: the third quartile gives the low end.
-            low, high = (ours.median / q * fraction for q in reversed(ours.quartiles))
+            first, third = ours.quartiles  # more seconds, less bandwidth: third is the low end
+            low, high = fraction * ours.median / third, fraction * ours.median / first
             entry.update(value=fraction, met=fraction >= target.limit)
             entry["measured"] = f"{fraction:.0%} of copy bandwidth"
             entry["measured"] += _spread(entry, low, high, target.limit, f"{low:.0%}-{high:.0%}")
