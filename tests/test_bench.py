@@ -196,9 +196,13 @@ def test_hlo_summary_counts_the_entry_passes_and_what_they_write() -> None:
     assert len(compiled.kernels) == 1 and compiled.bytes_written == x.nbytes
 
 
-def _timing(name: str, library: str, mode: str, seconds: float, correct: bool = True) -> Timing:
+def _timing(
+    name: str, library: str, mode: str, seconds: float | list[float], correct: bool = True
+) -> Timing:
+    """A timed variant: one round of `seconds`, or one round per entry of a list."""
+    rounds = seconds if isinstance(seconds, list) else [seconds]
     variant = Variant(name, library, mode, lambda: None, 1 << 26)
-    return Timing(variant, [seconds], correct=correct, calls=1)
+    return Timing(variant, rounds, correct=correct, calls=len(rounds))
 
 
 def test_best_peer_targets_skip_wrong_peers_and_explain_misses() -> None:
@@ -454,19 +458,14 @@ def test_a_named_peer_is_its_fastest_configuration() -> None:
     assert result["met"] is False and spinning in result["measured"]
 
 
-def _rounds(name: str, library: str, mode: str, seconds: list[float]) -> Timing:
-    variant = Variant(name, library, mode, lambda: None, 1 << 26)
-    return Timing(variant, seconds, correct=True, calls=len(seconds))
-
-
 def test_a_verdict_says_when_the_limit_lies_within_the_rounds_noise() -> None:
     """A ratio's range between the rounds' quartiles (ours' first over the peer's third, ours'
     third over the peer's first): a miss whose range holds the limit is one this run's noise
     could turn; a bandwidth target's range comes from our own rounds."""
-    trivial = _rounds(TRIVIAL, "jax", "new output", [10.0, 10.2, 10.4, 10.6, 10.8])
-    near = _rounds("jax", "dmlspec", "new output", [20.0, 20.5, 21.0, 21.5, 22.0])
-    far = _rounds("jax", "dmlspec", "new output", [30.0, 30.1, 30.2, 30.3, 30.4])
-    fill = _rounds("jax out=", "dmlspec", "in place", [6.0e-3, 6.5e-3, 6.7e-3, 7.0e-3, 7.5e-3])
+    trivial = _timing(TRIVIAL, "jax", "new output", [10.0, 10.2, 10.4, 10.6, 10.8])
+    near = _timing("jax", "dmlspec", "new output", [20.0, 20.5, 21.0, 21.5, 22.0])
+    far = _timing("jax", "dmlspec", "new output", [30.0, 30.1, 30.2, 30.3, 30.4])
+    fill = _timing("jax out=", "dmlspec", "in place", [6.0e-3, 6.5e-3, 6.7e-3, 7.0e-3, 7.5e-3])
     results = check_targets(
         {
             "scatter_elements_small": [near, trivial],
@@ -494,7 +493,7 @@ def test_a_verdict_says_when_the_limit_lies_within_the_rounds_noise() -> None:
 
 
 def test_one_round_has_no_spread() -> None:
-    single = _rounds("jax", "dmlspec", "new output", [2.0])
+    single = _timing("jax", "dmlspec", "new output", [2.0])
     assert single.quartiles == (2.0, 2.0)
 
 
