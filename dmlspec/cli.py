@@ -51,9 +51,9 @@ def command_list(args: argparse.Namespace) -> int:
 
 
 def command_draft(args: argparse.Namespace) -> int:
-    from .docs_check import default_docs_dir
-    from .drafting import draft_catalog
     from .loading import default_spec_dir, load_common
+    from .pages.check import default_docs_dir
+    from .pages.drafting import draft_catalog
 
     spec_dir = Path(args.spec_dir) if args.spec_dir else default_spec_dir()
     common = load_common(spec_dir)
@@ -78,7 +78,7 @@ def command_draft(args: argparse.Namespace) -> int:
 
 
 def command_check_docs(args: argparse.Namespace) -> int:
-    from .docs_check import check_docs, default_docs_dir
+    from .pages.check import check_docs, default_docs_dir
 
     catalog = _catalog(args)
     docs_dir = Path(args.docs_dir) if args.docs_dir else default_docs_dir()
@@ -344,7 +344,7 @@ def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list
 
 
 def command_export(args: argparse.Namespace) -> int:
-    from .vectors.export import export
+    from .interop.export import export
 
     catalog = _catalog(args)
     operators = _operators(catalog, args.ops, "kernel to export cases from")
@@ -371,7 +371,7 @@ def command_export(args: argparse.Namespace) -> int:
 
 def command_run_vectors(args: argparse.Namespace) -> int:
     from .backends import load_backend
-    from .vectors.run import VectorResult, VectorsError, run_vectors
+    from .interop.run_vectors import VectorResult, VectorsError, run_vectors
 
     folder = Path(args.folder)
     if not (folder / "manifest.json").is_file():
@@ -393,7 +393,7 @@ def command_run_vectors(args: argparse.Namespace) -> int:
 
 def command_dispatch(args: argparse.Namespace) -> int:
     from .backends import load_backend
-    from .dispatch import DispatchError, run_model
+    from .interop.dispatch import DispatchError, run_model
 
     try:
         run_model(Path(args.model), load_backend(args.backend), args.allow_any_path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dmlspec.docpages import english_text
+from dmlspec.pages.read import english_text
 
 
 def main(argv: list[str]) -> int:

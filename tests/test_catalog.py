@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from dmlspec.catalog_status import catalog_status, render_markdown
-from dmlspec.drafting import draft_catalog, operator_pages
-from dmlspec.drafting.header import compatible_kinds, load_header_facts
 from dmlspec.model import Catalog
+from dmlspec.pages.drafting import draft_catalog, operator_pages
+from dmlspec.pages.drafting.header import compatible_kinds, load_header_facts
 from dmlspec.validation import validate_operator
 
 from .conftest import REPO_ROOT, SPEC_DIR

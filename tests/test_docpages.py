@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dmlspec.docpages import (
+from dmlspec.pages.read import (
     DocPage,
     DocPageError,
     english_text,

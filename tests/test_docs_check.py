@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from dmlspec import load_catalog
-from dmlspec.docs_check import check_docs
 from dmlspec.model import Catalog
+from dmlspec.pages.check import check_docs
 
 from .conftest import REPO_ROOT, SPEC_DIR
 

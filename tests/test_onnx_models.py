@@ -13,11 +13,12 @@ import pytest
 onnx = pytest.importorskip("onnx")
 onnxruntime = pytest.importorskip("onnxruntime")
 
-from dmlspec import onnxruntime_backend, onnxruntime_graph  # noqa: E402
+from dmlspec.backends.onnxruntime import backend as onnxruntime_backend  # noqa: E402
+from dmlspec.backends.onnxruntime import graph as onnxruntime_graph  # noqa: E402
+from dmlspec.backends.onnxruntime.backend import OnnxRuntimeBackend  # noqa: E402
 from dmlspec.bench.cases import build_cases  # noqa: E402
-from dmlspec.onnx_models import OPSET, make_model  # noqa: E402
-from dmlspec.onnxruntime_backend import OnnxRuntimeBackend  # noqa: E402
-from dmlspec.vectors.onnx_graphs import graph_for  # noqa: E402
+from dmlspec.interop.onnx_graphs import graph_for  # noqa: E402
+from dmlspec.interop.onnx_models import OPSET, make_model  # noqa: E402
 
 
 def _oldest_ir_version_for_opset() -> int:

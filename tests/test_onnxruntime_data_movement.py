@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from dmlspec import InvalidOperator, Unsupported, load_catalog
+from dmlspec.backends.onnxruntime.backend import OnnxRuntimeBackend
+from dmlspec.backends.onnxruntime.data_movement import OPERATORS as DATA_MOVEMENT
+from dmlspec.backends.onnxruntime.reduction import OPERATORS as REDUCTION
 from dmlspec.lint import operator_json
 from dmlspec.model import ExampleFields, ExampleTensor, OperatorSpec
-from dmlspec.onnxruntime_backend import OnnxRuntimeBackend
-from dmlspec.onnxruntime_data_movement import OPERATORS as DATA_MOVEMENT
-from dmlspec.onnxruntime_reduction import OPERATORS as REDUCTION
 
 pytest.importorskip("onnxruntime")
 

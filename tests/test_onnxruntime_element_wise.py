@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from dmlspec import Unsupported, load_catalog
+from dmlspec.backends.onnxruntime.backend import OnnxRuntimeBackend
+from dmlspec.backends.onnxruntime.element_wise import ELEMENT_WISE
 from dmlspec.conformance.base_desc import base_descs
 from dmlspec.model import ExampleTensor
-from dmlspec.onnxruntime_backend import OnnxRuntimeBackend
-from dmlspec.onnxruntime_element_wise import ELEMENT_WISE
 
 pytest.importorskip("onnxruntime")
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dmlspec import reference
-from dmlspec.reference.reductions import REDUCTIONS, UNDEFINED_NOTES
+from dmlspec.reference.reduction import REDUCTIONS, UNDEFINED_NOTES
 
 from .reference_cases import (
     CATALOG,

@@ -16,11 +16,11 @@ import pytest
 
 from dmlspec import InvalidOperator, ops, reference
 from dmlspec.backends import load_backend
-from dmlspec.dispatch import DispatchError, run_model
 from dmlspec.expr.functions import FUNCTIONS
+from dmlspec.interop.dispatch import DispatchError, run_model
+from dmlspec.interop.run_vectors import run_vectors
 from dmlspec.kernels.runtime import trace_count
 from dmlspec.validation import validate_operator
-from dmlspec.vectors.run import run_vectors
 
 # Issue 12: InputTensor's buffer [0, 1, 2, 3] read with Strides [4, 4, 1, 2] is the 2x2
 # [[0, 2], [1, 3]] (a transposed 2x2 in a 4-D tensor); gathering rows 1 and 0 of it gives

@@ -14,9 +14,9 @@ import pytest
 
 from dmlspec import load_catalog
 from dmlspec.conformance.cases import Case
+from dmlspec.interop import export as export_module
+from dmlspec.interop.export import export
 from dmlspec.reference.layout import logical_view
-from dmlspec.vectors import export as export_module
-from dmlspec.vectors.export import export
 
 from .conftest import REPO_ROOT
 from .element_wise_backends import ReturnsOutput, from_bits
@@ -365,7 +365,7 @@ def test_run_vectors_accepts_flushed_subnormals_only_where_they_explain_a_cell(
     """FLOAT32 may flush subnormals: an arithmetic case's output lists its flushed result as an
     alternative, and a cell may match either; a later wrong cell still fails, however many
     flushed cells come before it."""
-    from dmlspec.vectors.run import VectorsError, run_vectors
+    from dmlspec.interop.run_vectors import VectorsError, run_vectors
 
     from .element_wise_backends import six_subnormals_and_a_one
 
@@ -435,7 +435,7 @@ def test_vectors_carry_the_nan_and_computing_type_rules(
 ) -> None:
     """NEGATE's NaN may come back as any NaN (any_nan in the manifest, read by run-vectors); a
     POW of an integer to a floating exponent is judged in FLOAT32 ULPs (ulps_of)."""
-    from dmlspec.vectors.run import VectorsError, run_vectors
+    from dmlspec.interop.run_vectors import VectorsError, run_vectors
 
     tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 2]}
     desc = {"InputTensor": tensor, "OutputTensor": tensor}

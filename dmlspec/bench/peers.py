@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..onnx_models import make_model
+from ..interop.onnx_models import make_model
 from .timing import Variant
 from .variants import NEW, from_tensor
 

@@ -24,7 +24,7 @@ from jax import lax
 
 from .data_movement import data_movement, gather_nd
 from .element_wise import element_wise
-from .generators import generator
+from .generator import generator
 from .indexing import meaningful as _meaningful
 from .indexing import positions as _positions
 from .reduction import reduction

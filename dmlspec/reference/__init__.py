@@ -36,9 +36,9 @@ from .element_wise import ELEMENT_WISE_OPERATORS, element_wise
 from .fields import Fields, catalog
 from .fill_value_sequence import fill_value_sequence
 from .gather_nd import gather_nd
+from .generator import random_generator
 from .layout import is_strided, logical_view, with_view_written
-from .random_generator import random_generator
-from .reductions import REDUCTIONS
+from .reduction import REDUCTIONS
 from .scatter_elements import scatter_elements
 from .scatter_nd import scatter_nd
 from .tensors import WriteLog, Writes, collisions, numpy_dtype, tensor_desc

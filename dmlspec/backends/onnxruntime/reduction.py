@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import Unsupported
-from .onnxruntime_graph import Body, Builder, Call, Graph, run_operator
+from ...errors import Unsupported
+from .graph import Body, Builder, Call, Graph, run_operator
 
 __all__ = ["OPERATORS", "run"]
 

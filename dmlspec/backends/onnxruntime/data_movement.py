@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidOperator, Unsupported
-from .onnxruntime_graph import Builder, Call, Graph, carried, held_like, run_operator
+from ...errors import InvalidOperator, Unsupported
+from .graph import Builder, Call, Graph, carried, held_like, run_operator
 
 __all__ = ["OPERATORS", "run"]
 
@@ -110,8 +110,8 @@ def _float_held(number: Any, dtype: np.dtype[Any]) -> np.ndarray:
 def _union_held(number: Any, data_type: Any, dtype: np.dtype[Any]) -> np.ndarray:
     """A DML_SCALAR_UNION (a number, or {"Float32": x}) as its member of `data_type` holds it
     (the spec's as_type rule), in the tensor's type."""
-    from .expr.functions import scalar_union_value
-    from .reference.tensors import numpy_dtype
+    from ...expr.functions import scalar_union_value
+    from ...reference.tensors import numpy_dtype
 
     if isinstance(number, Mapping):
         (number,) = number.values()

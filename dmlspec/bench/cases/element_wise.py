@@ -17,9 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 from dmlspec_generated.kernels.element_wise_add import KERNEL as ADD_KERNEL
 
-from .. import ops
-from ..kernels.runtime import call_kernel
-from .families import (
+from ... import ops
+from ...kernels.runtime import call_kernel
+from ..families import (
     KERNEL_JIT,
     PLAIN_XLA,
     Scale,
@@ -34,8 +34,8 @@ from .families import (
     tensor_desc,
     torch_variants,
 )
-from .timing import Variant
-from .variants import IN_PLACE, NEW, BenchCase, Buffer, as_uint8, device, first, ready
+from ..timing import Variant
+from ..variants import IN_PLACE, NEW, BenchCase, Buffer, as_uint8, device, first, ready
 
 __all__ = [
     "add_broadcast_case",

@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .limits import cut, quote
+from ..limits import cut, quote
 
 __all__ = [
     "Backend",
@@ -61,7 +61,7 @@ class JaxBackend:
         self.feature_level = feature_level or _highest_level()
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        from . import ops
+        from .. import ops
 
         return ops.run(operator, inputs, self.feature_level)
 
@@ -76,7 +76,7 @@ class NumpyBackend:
         self.feature_level = feature_level or _highest_level()
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        from . import reference
+        from .. import reference
 
         return reference.run(operator, inputs)
 
@@ -90,7 +90,7 @@ def _onnxruntime() -> Any:
             f"the onnxruntime backend needs onnx and onnxruntime ({error}): "
             "pip install 'dmlspec[peers]'"
         ) from None
-    from .onnxruntime_backend import OnnxRuntimeBackend
+    from .onnxruntime.backend import OnnxRuntimeBackend
 
     return OnnxRuntimeBackend()
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import model as m
-from .docpages import DocPage, DocPageError, english_text, parse_example_code, parse_page
+from .. import model as m
+from ..safeio import UnsafePath, read_text
 from .drafting.operator import function_groups as _function_groups
 from .drafting.sentences import normative_sentences
-from .safeio import UnsafePath, read_text
+from .read import DocPage, DocPageError, english_text, parse_example_code, parse_page
 
 __all__ = ["DocsReport", "Finding", "check_docs", "default_docs_dir", "plain"]
 

@@ -15,8 +15,8 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from .. import ops
-from .families import (
+from ... import ops
+from ..families import (
     Scale,
     dmlspec_variants,
     normal,
@@ -25,7 +25,7 @@ from .families import (
     sized,
     torch_variants,
 )
-from .variants import BenchCase
+from ..variants import BenchCase
 
 __all__ = ["gather_case", "join_case", "padding_case", "slice_case"]
 

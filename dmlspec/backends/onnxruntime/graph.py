@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import Unsupported
-from .onnx_models import make_model
+from ...errors import Unsupported
+from ...interop.onnx_models import make_model
 
 __all__ = [
     "ONNX_TYPES",
@@ -269,7 +269,7 @@ class Call:
         return [int(s) for s in self.tensor(field, item)["Sizes"]]
 
     def dtype(self, field: str, item: int | None = None) -> np.dtype[Any]:
-        from .reference.tensors import numpy_dtype
+        from ...reference.tensors import numpy_dtype
 
         return numpy_dtype(str(self.tensor(field, item)["DataType"]))
 

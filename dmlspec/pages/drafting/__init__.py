@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..docpages import DocPageError
-from ..model import CommonSpec
+from ...model import CommonSpec
+from ..read import DocPageError
 from .header import load_header_facts
 from .operator import DraftContext, OperatorDraft, draft_operator
 from .sources import enum_from_page, history_levels, manifest_commits

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..docpages import DocPage, DocPageError, parse_example_code, parse_page
+from ..read import DocPage, DocPageError, parse_example_code, parse_page
 from .ctypes import CType, classify, plain_c_type
 from .header import HeaderField, compatible_kinds
 from .sentences import normative_sentences, parse_same_members, parse_value_range

@@ -22,12 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from . import onnxruntime_data_movement as data_movement
-from . import onnxruntime_element_wise as element_wise
-from . import onnxruntime_reduction as reduction
-from .errors import Unsupported
-from .onnx_models import make_model
-from .onnxruntime_graph import single_threaded
+from ...errors import Unsupported
+from ...interop.onnx_models import make_model
+from . import data_movement, element_wise, reduction
+from .graph import single_threaded
 
 __all__ = ["OnnxRuntimeBackend"]
 
@@ -203,7 +201,7 @@ def _output_fields(kind: str, desc: Mapping[str, Any]) -> frozenset[str]:
 def _packed(value: Any, raw: Any) -> Any:
     """An input as the graphs take it: a strided tensor's logical view (copied); a tensor
     array's items each so."""
-    from .reference.layout import is_strided, logical_view
+    from ...reference.layout import is_strided, logical_view
 
     if isinstance(raw, list):
         return [_packed(item, item_raw) for item, item_raw in zip(value, raw, strict=True)]
@@ -215,7 +213,7 @@ def _packed(value: Any, raw: Any) -> Any:
 def _written(result: Any, raw: Any, given: Any, name: str) -> Any:
     """An output as the contract returns it: a strided one as its initial buffer (`given`)
     with the result written into its view; a tensor array's items each so."""
-    from .reference.layout import is_strided, with_view_written
+    from ...reference.layout import is_strided, with_view_written
 
     if isinstance(raw, list):
         buffers = given if isinstance(given, list) else [None] * len(raw)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..onnx_models import make_model
+from .onnx_models import make_model
 
 __all__ = ["graph_for"]
 

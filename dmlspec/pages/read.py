@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .safeio import UnsafePath, read_bytes
+from ..safeio import UnsafePath, read_bytes
 
 __all__ = [
     "DocPage",

@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidOperator, Unsupported
-from .jsonio import JsonReadError, read_json_file
-from .limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
-from .reference.layout import buffer_elements
-from .safeio import UnsafePath, confine, read_bytes, read_npy
+from ..errors import InvalidOperator, Unsupported
+from ..jsonio import JsonReadError, read_json_file
+from ..limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
+from ..reference.layout import buffer_elements
+from ..safeio import UnsafePath, confine, read_bytes, read_npy
 
 __all__ = ["DispatchError", "format_resource", "run_model"]
 
@@ -232,7 +232,7 @@ def _bound(binding: Any, pointer: str) -> tuple[str, int | None, int]:
 
 def _check_operator(name: str, dispatchable: Any) -> None:
     """A dispatchable must be valid (at the highest level) before sizes are read from it."""
-    from .validation import validate_operator
+    from ..validation import validate_operator
 
     result = validate_operator(dispatchable)
     if not result.valid:
@@ -260,7 +260,7 @@ def _dispatch(
         raise DispatchError(
             f"{pointer}/bindings", "must be an object mapping tensor fields to resources"
         )
-    from .validation import validator_for
+    from ..validation import validator_for
 
     desc = operator["desc"]
     table = validator_for(operator).TABLE  # type: ignore[union-attr]
@@ -385,7 +385,7 @@ def run_model(
     path: Path, backend: Any, allow_any_path: bool = False, write: Callable[[str], None] = print
 ) -> None:
     """Execute every command of a DxDispatch model."""
-    from .validation import known_operator_types, validator_for
+    from ..validation import known_operator_types, validator_for
 
     try:
         model = read_json_file(path)

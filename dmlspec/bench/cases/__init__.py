@@ -24,10 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from ..reference.tensors import numpy_dtype
-from .data_movement_cases import gather_case, join_case, padding_case, slice_case
-from .element_wise_cases import (
+from ... import ops
+from ...reference.tensors import numpy_dtype
+from ..families import Scale
+from ..peers import onnxruntime_peers, optional, torch_peer
+from ..timing import Variant
+from ..variants import IN_PLACE, NEW, BenchCase, Buffer, device, first, ready
+from .data_movement import gather_case, join_case, padding_case, slice_case
+from .element_wise import (
     add_broadcast_case,
     add_case,
     cast_case,
@@ -35,11 +39,7 @@ from .element_wise_cases import (
     greater_than_case,
     softmax_case,
 )
-from .families import Scale
-from .peers import onnxruntime_peers, optional, torch_peer
-from .reduction_cases import argmax_case, reduce_sum_case
-from .timing import Variant
-from .variants import IN_PLACE, NEW, BenchCase, Buffer, device, first, ready
+from .reduction import argmax_case, reduce_sum_case
 
 __all__ = [
     "FAMILY_OPERATORS",

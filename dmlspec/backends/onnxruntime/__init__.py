@@ -1,0 +1,1 @@
+"""dmlspec.backends.onnxruntime."""
