@@ -214,7 +214,7 @@ def command_conformance(args: argparse.Namespace) -> int:
 
     import pytest
 
-    from .backends import builtin_backends, load_backend
+    from .backends import is_builtin, load_backend
     from .conformance import plugin
     from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
@@ -239,7 +239,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     # the backend in a process of its own and this one is only checked: dmlspec's own backends
     # are checked in this process (a backend process would be started and waited for, unused).
     parallel = args.workers not in (None, "0") and not args.in_process
-    if parallel and args.backend in builtin_backends():
+    if parallel and is_builtin(args.backend):
         backend = load_backend(args.backend)
     else:
         backend = plugin.open_backend(args.backend, timeout, args.in_process)
@@ -460,7 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
         "conformance", help="run the generated conformance suites against a backend"
     )
     conformance.add_argument(
-        "--backend", default="jax", help="jax, numpy, onnxruntime, an entry point or module:attr"
+        "--backend",
+        default="jax",
+        help="jax, numpy, onnxruntime, onnxruntime:PROVIDER[,KEY=VALUE...], an entry point or module:attr",
     )
     conformance.add_argument("--feature-level", help="lower (never raise) the backend's level")
     conformance.add_argument("--ops", nargs="+", help="operators to test (default: all)")

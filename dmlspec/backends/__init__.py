@@ -1,12 +1,11 @@
-"""Backends: anything that runs operator JSON (see ARCHITECTURE.md, "Backend contract").
+"""Backends: anything that runs operator JSON (see ARCHITECTURE.md, "Backend contract", and
+contract.py).
 
-A backend has `name`, `feature_level` (the highest DirectML level it claims), optionally
-`validates` (True if it rejects invalid operators itself), and
-`run(operator, inputs) -> outputs`; it raises dmlspec.Unsupported for a case it does not
-implement and dmlspec.InvalidOperator for an operator it rejects.
-
-Backends are chosen by name (`jax`, `numpy`, `onnxruntime`), by `module:attr` (a class
-is instantiated with no arguments), by packages under the entry-point group
+Backends are chosen by name: `jax` (jax.py: dmlspec's kernels), `numpy` (numpy.py: the
+reference), `onnxruntime` (onnxruntime/: its CPU execution provider) or
+`onnxruntime:PROVIDER[,KEY=VALUE...]` (any execution provider the installed onnxruntime has,
+with provider options, e.g. `onnxruntime:DmlExecutionProvider,device_id=0`), by `module:attr`
+(a class is instantiated with no arguments), by packages under the entry-point group
 `dmlspec.backends`, or by the environment variable DMLSPEC_BACKEND.
 """
 
@@ -14,13 +13,14 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import Any
 
 from ..limits import cut, quote
+from .contract import Backend, BackendLoadError, check_backend
+from .jax import JaxBackend
+from .numpy import NumpyBackend
 
 __all__ = [
     "Backend",
@@ -29,59 +29,18 @@ __all__ = [
     "NumpyBackend",
     "builtin_backends",
     "check_backend",
+    "is_builtin",
     "load_backend",
 ]
 
 ENTRY_POINT_GROUP = "dmlspec.backends"
 ENVIRONMENT_VARIABLE = "DMLSPEC_BACKEND"
+ONNXRUNTIME_PREFIX = "onnxruntime:"
 
 
-@runtime_checkable
-class Backend(Protocol):
-    name: str
-    feature_level: str
-
-    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> Mapping[str, Any]: ...
-
-
-def _highest_level() -> str:
-    from dmlspec_generated.validators.common import FEATURE_LEVELS
-
-    level: str = FEATURE_LEVELS[-1]
-    return level
-
-
-class JaxBackend:
-    """dmlspec's own JAX kernels; they validate every desc before running it."""
-
-    name = "jax"
-    validates = True
-
-    def __init__(self, feature_level: str | None = None) -> None:
-        self.feature_level = feature_level or _highest_level()
-
-    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        from .. import ops
-
-        return ops.run(operator, inputs, self.feature_level)
-
-
-class NumpyBackend:
-    """The independent NumPy reference (the suites' oracle); it does not validate."""
-
-    name = "numpy"
-    validates = False
-
-    def __init__(self, feature_level: str | None = None) -> None:
-        self.feature_level = feature_level or _highest_level()
-
-    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        from .. import reference
-
-        return reference.run(operator, inputs)
-
-
-def _onnxruntime() -> Any:
+def _onnxruntime(provider: str | None = None) -> Any:
+    """The onnxruntime backend, with the execution provider `provider` names (PROVIDER or
+    PROVIDER,KEY=VALUE,...; default: the CPU provider)."""
     try:
         import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
@@ -90,17 +49,24 @@ def _onnxruntime() -> Any:
             f"the onnxruntime backend needs onnx and onnxruntime ({error}): "
             "pip install 'dmlspec[peers]'"
         ) from None
-    from .onnxruntime.backend import OnnxRuntimeBackend
+    from .onnxruntime import OnnxRuntimeBackend
+    from .onnxruntime.provider import ProviderError, parse_provider
 
-    return OnnxRuntimeBackend()
-
-
-class BackendLoadError(ValueError):
-    """A backend could not be loaded or does not keep the contract; the message is one line."""
+    if provider is None:
+        return OnnxRuntimeBackend()
+    try:
+        return OnnxRuntimeBackend(parse_provider(provider))
+    except ProviderError as error:
+        raise BackendLoadError(str(error)) from None
 
 
 def builtin_backends() -> dict[str, Callable[[], Any]]:
     return {"jax": JaxBackend, "numpy": NumpyBackend, "onnxruntime": _onnxruntime}
+
+
+def is_builtin(name: str) -> bool:
+    """Whether `name` chooses one of dmlspec's own backends (onnxruntime with a provider too)."""
+    return name in builtin_backends() or name.startswith(ONNXRUNTIME_PREFIX)
 
 
 def load_backend(name: str | None = None) -> Any:
@@ -114,6 +80,8 @@ def load_backend(name: str | None = None) -> Any:
     try:
         if chosen in builtin_backends():
             factory = builtin_backends()[chosen]()
+        elif chosen.startswith(ONNXRUNTIME_PREFIX):
+            factory = _onnxruntime(chosen.removeprefix(ONNXRUNTIME_PREFIX))
         elif ":" in chosen:
             module_name, _, attribute = chosen.partition(":")
             factory = getattr(importlib.import_module(module_name), attribute)
@@ -124,7 +92,8 @@ def load_backend(name: str | None = None) -> Any:
                     [*builtin_backends(), *(e.name for e in entry_points(group=ENTRY_POINT_GROUP))]
                 )
                 raise BackendLoadError(
-                    f"unknown backend {shown}: use one of {', '.join(known)} or module:attr"
+                    f"unknown backend {shown}: use one of {', '.join(known)}, "
+                    "onnxruntime:PROVIDER or module:attr"
                 )
             factory = found[0].load()
         backend = factory() if isinstance(factory, type) else factory
@@ -136,32 +105,3 @@ def load_backend(name: str | None = None) -> Any:
         ) from None
     check_backend(backend, chosen)
     return backend
-
-
-def check_backend(backend: Any, chosen: str) -> None:
-    """Raise BackendLoadError unless `backend` has what the contract asks for."""
-    shown = quote(chosen)
-    missing = [a for a in ("name", "feature_level", "run") if not hasattr(backend, a)]
-    if missing:
-        raise BackendLoadError(
-            f"backend {shown} lacks {', '.join(missing)} (see the backend contract)"
-        )
-    if not isinstance(backend.name, str) or not backend.name:
-        raise BackendLoadError(
-            f"backend {shown}: name must be a non-empty string; got {quote(backend.name)}"
-        )
-    if not callable(backend.run):
-        raise BackendLoadError(f"backend {shown}: run must be callable")
-    from dmlspec_generated.validators.common import FEATURE_LEVELS
-
-    level = backend.feature_level
-    if not isinstance(level, str) or level.removeprefix("DML_FEATURE_LEVEL_") not in FEATURE_LEVELS:
-        raise BackendLoadError(
-            f"backend {shown}: feature_level must be one of {', '.join(FEATURE_LEVELS)}; "
-            f"got {quote(level)}"
-        )
-    validates = getattr(backend, "validates", False)
-    if not isinstance(validates, bool):
-        raise BackendLoadError(
-            f"backend {shown}: validates must be true or false; got {quote(validates)}"
-        )

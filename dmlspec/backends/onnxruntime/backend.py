@@ -1,14 +1,14 @@
-"""The onnxruntime backend: each operator as a small ONNX graph run by onnxruntime's CPU provider
-(the element-wise family in onnxruntime_element_wise.py; data movement and generators in
-onnxruntime_data_movement.py; reductions, TOP_K and scans in onnxruntime_reduction.py; the
-graph builder they share in onnxruntime_graph.py).
+"""The onnxruntime backend: each operator as a small ONNX graph run by onnxruntime on an
+execution provider (provider.py; the CPU's by default). The element-wise family is in
+element_wise.py, data movement and generators in data_movement.py, reductions, TOP_K and scans
+in reduction.py, the graph builder they share in graph.py; the seed operators here.
 
 DirectML's right-aligned tensors are reshaped to their meaningful dimensions and indices cast
 to int64 (ONNX's index type) around the node; FILL_VALUE_SEQUENCE is a Range in int64 (integers,
 then a Cast that wraps like DirectML) or float64 (floats, then a rounding Cast). Outputs are
 every output tensor field the operator's spec names and the desc gives (tensor arrays as lists).
 What onnxruntime cannot express is reported as Unsupported; where it differs from DirectML the
-difference is an expected failure listed, with its reason, in
+difference is an expected failure listed, with its reason and the providers it applies to, in
 conformance/expected_failures/onnxruntime.json.
 """
 
@@ -26,20 +26,21 @@ from ...errors import Unsupported
 from ...interop.onnx_models import make_model
 from . import data_movement, element_wise, reduction
 from .graph import single_threaded
+from .provider import CPU, Provider, check_available, new_session, opened, using
 
 __all__ = ["OnnxRuntimeBackend"]
 
 
 @cache
 def _session(
-    node_type: str,
-    attributes: tuple[tuple[str, Any], ...],
-    signature: tuple[tuple[str, str, int], ...],
-    output: tuple[str, int],
+    key: tuple[str, tuple[tuple[str, Any], ...], tuple[tuple[str, str, int], ...], tuple[str, int]],
+    provider: Provider,
 ) -> Any:
     import onnx
     import onnxruntime
     from onnx import helper
+
+    node_type, attributes, signature, output = key
 
     inputs = [
         helper.make_tensor_value_info(
@@ -62,9 +63,7 @@ def _session(
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
     single_threaded(options)
-    return onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    return new_session(model.SerializeToString(), options, provider)
 
 
 def _run(
@@ -77,13 +76,14 @@ def _run(
     from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, NotImplemented
 
     signature = tuple((name, np.dtype(a.dtype).name, a.ndim) for name, a in inputs.items())
+    key = (
+        node_type,
+        tuple(sorted(attributes.items())),
+        signature,
+        (np.dtype(output_dtype).name, output_rank),
+    )
     try:
-        session = _session(
-            node_type,
-            tuple(sorted(attributes.items())),
-            signature,
-            (np.dtype(output_dtype).name, output_rank),
-        )
+        session = opened(_session, key, node_type)
         (result,) = session.run(["output"], dict(inputs))
     except NotImplemented as error:
         raise Unsupported(f"onnxruntime has no {node_type} for these types: {error}") from None
@@ -109,14 +109,31 @@ def _dtype(desc: Mapping[str, Any]) -> np.dtype[Any]:
     return np.dtype(name)
 
 
+EXPECTED_FAILURES = (
+    Path(__file__).parents[2] / "conformance" / "expected_failures" / "onnxruntime.json"
+)
+
+
 class OnnxRuntimeBackend:
-    name = "onnxruntime"
+    """onnxruntime on one execution provider (default: the CPU's). Named `onnxruntime` on the
+    CPU provider, `onnxruntime:PROVIDER` on another; its expected failures are the entries of
+    EXPECTED_FAILURES that apply to its provider."""
+
     validates = False
     # The highest level whose support rows it can run (FILL_VALUE_SEQUENCE's 64-bit types: 5_0).
     feature_level = "5_0"
-    expected_failures = str(
-        Path(__file__).parent / "conformance" / "expected_failures" / "onnxruntime.json"
-    )
+
+    def __init__(
+        self, provider: Provider | str = CPU, options: Mapping[str, str] | None = None
+    ) -> None:
+        if isinstance(provider, str):
+            provider = Provider(provider, tuple(sorted((options or {}).items())))
+        elif options:
+            provider = Provider(provider.name, tuple(sorted(options.items())))
+        check_available(provider)
+        self.provider = provider
+        self.name = "onnxruntime" if provider == CPU else f"onnxruntime:{provider.spelled}"
+        self.expected_failures = _expected_failures(provider)
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
         """ONNX tensors have no strides: strided inputs are packed here first (their logical
@@ -130,7 +147,8 @@ class OnnxRuntimeBackend:
             for name, value in inputs.items()
             if name not in outputs
         }
-        results = self._run_packed(kind, desc, packed)
+        with using(self.provider):
+            results = self._run_packed(kind, desc, packed)
         return {
             name: _written(result, desc[name], inputs.get(name), name)
             for name, result in results.items()
@@ -265,3 +283,15 @@ def _fill(sizes: tuple[int, ...], dtype: np.dtype[Any], start: float, delta: flo
         1,
     )
     return sequence[:count].astype(dtype)
+
+
+def _expected_failures(provider: Provider) -> list[dict[str, Any]]:
+    """The entries of EXPECTED_FAILURES for `provider` (those naming no provider apply to all)."""
+    from ...jsonio import read_json_file
+
+    entries: list[dict[str, Any]] = read_json_file(EXPECTED_FAILURES)["expected_failures"]
+    return [
+        {key: value for key, value in entry.items() if key != "providers"}
+        for entry in entries
+        if provider.name in entry.get("providers", [provider.name])
+    ]

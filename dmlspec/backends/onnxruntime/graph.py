@@ -17,6 +17,7 @@ import numpy as np
 
 from ...errors import Unsupported
 from ...interop.onnx_models import make_model
+from .provider import Provider, new_session, opened
 
 __all__ = [
     "ONNX_TYPES",
@@ -170,11 +171,11 @@ class Graph:
         wanted = tuple(
             (name, self.types[name].name, rank) for name, rank in zip(outputs, ranks, strict=True)
         )
+        ops = sorted({node[0] for node in self.nodes})
         try:
-            session = _session((signature, tuple(self.nodes), wanted))
+            session = opened(_session, (signature, tuple(self.nodes), wanted), ", ".join(ops))
             results = session.run(list(dict.fromkeys(outputs)), self.feeds)
         except (NotImplemented, InvalidGraph) as error:
-            ops = sorted({node[0] for node in self.nodes})
             raise Unsupported(f"onnxruntime cannot run {', '.join(ops)} here: {error}") from None
         except (Fail, InvalidArgument) as error:
             raise RuntimeError(f"onnxruntime failed: {error}") from None
@@ -223,7 +224,7 @@ def _value_info(name: str, dtype: str, rank: int) -> Any:
 
 
 @lru_cache(maxsize=1024)
-def _session(key: tuple[Any, ...]) -> Any:
+def _session(key: tuple[Any, ...], provider: Provider) -> Any:
     import onnx
     import onnxruntime
     from onnx import helper
@@ -243,9 +244,7 @@ def _session(key: tuple[Any, ...]) -> Any:
     # The kernels as the graph names them, no fusions or rewrites (and sessions made in a
     # tenth of the time).
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    return new_session(model.SerializeToString(), options, provider)
 
 
 # ---- operators with fields: what the data-movement and reduction modules build ------------
