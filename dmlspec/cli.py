@@ -462,7 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument(
         "--backend",
         default="jax",
-        help="jax, numpy, onnxruntime, onnxruntime:PROVIDER[,KEY=VALUE...], an entry point or module:attr",
+        help="jax, numpy, onnxruntime, onnxruntime:PROVIDER[,KEY=VALUE...], an entry point "
+        "or module:attr",
     )
     conformance.add_argument("--feature-level", help="lower (never raise) the backend's level")
     conformance.add_argument("--ops", nargs="+", help="operators to test (default: all)")

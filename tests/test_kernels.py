@@ -399,7 +399,7 @@ def test_the_64_bit_flag_is_restored_after_every_call() -> None:
 @pytest.mark.parametrize("axis", [0, 1])
 def test_cache_blocked_scatter_elements_matches_the_reference(axis: int) -> None:
     # Wide enough trailing dimensions (>= 2 blocks) that the blocked visiting order is used.
-    from dmlspec.kernels.primitives import SCATTER_BLOCK
+    from dmlspec.kernels.scatter import SCATTER_BLOCK
 
     rng = np.random.default_rng(7)
     shape = (3, 6, 2 * SCATTER_BLOCK) if axis == 1 else (5, 2 * SCATTER_BLOCK)

@@ -13,8 +13,8 @@ import pytest
 onnx = pytest.importorskip("onnx")
 onnxruntime = pytest.importorskip("onnxruntime")
 
-from dmlspec.backends.onnxruntime import backend as onnxruntime_backend  # noqa: E402
 from dmlspec.backends.onnxruntime import graph as onnxruntime_graph  # noqa: E402
+from dmlspec.backends.onnxruntime import node as onnxruntime_node  # noqa: E402
 from dmlspec.backends.onnxruntime.backend import OnnxRuntimeBackend  # noqa: E402
 from dmlspec.bench.cases import build_cases  # noqa: E402
 from dmlspec.interop.onnx_graphs import graph_for  # noqa: E402
@@ -58,10 +58,10 @@ def sessions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(model, *args, **kwargs)
 
     monkeypatch.setattr(onnxruntime, "InferenceSession", recording)
-    onnxruntime_backend._session.cache_clear()
+    onnxruntime_node._session.cache_clear()
     onnxruntime_graph._session.cache_clear()
     yield seen
-    onnxruntime_backend._session.cache_clear()
+    onnxruntime_node._session.cache_clear()
     onnxruntime_graph._session.cache_clear()
 
 

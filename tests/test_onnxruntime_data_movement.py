@@ -14,6 +14,7 @@ import pytest
 from dmlspec import InvalidOperator, Unsupported, load_catalog
 from dmlspec.backends.onnxruntime.backend import OnnxRuntimeBackend
 from dmlspec.backends.onnxruntime.data_movement import OPERATORS as DATA_MOVEMENT
+from dmlspec.backends.onnxruntime.generator import OPERATORS as GENERATOR
 from dmlspec.backends.onnxruntime.reduction import OPERATORS as REDUCTION
 from dmlspec.lint import operator_json
 from dmlspec.model import ExampleFields, ExampleTensor, OperatorSpec
@@ -22,7 +23,7 @@ pytest.importorskip("onnxruntime")
 
 CATALOG = load_catalog()
 BACKEND = OnnxRuntimeBackend()
-OPERATORS = sorted({*DATA_MOVEMENT, *REDUCTION})
+OPERATORS = sorted({*DATA_MOVEMENT, *GENERATOR, *REDUCTION})
 
 # Documented examples whose printed values contradict their own fields (page errors, to be
 # recorded as errata in the spec); the rule they break is tested by hand below.

@@ -317,6 +317,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "DEPTH_TO_SPACE1": _depth_to_space,
     "GATHER": _gather,
     "GATHER_ELEMENTS": _gather_elements,
+    "GATHER_ND": gather_nd,
     "GATHER_ND1": gather_nd,
     "JOIN": _join,
     "ONE_HOT": _one_hot,

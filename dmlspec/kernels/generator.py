@@ -1,10 +1,10 @@
 """The generator family as JAX: one table of functions, one primitive that runs them.
 
-`generator` is the primitive the FILL_VALUE_CONSTANT, DIAGONAL_MATRIX* and RANDOM_GENERATOR
-specs name: operators that fill an output from their fields (and at most one input) rather
-than transform an input. The kernel section gives the output's sizes and data type as static
-parameters. RANDOM_GENERATOR returns (OutputTensor, OutputStateTensor): the updated state is
-always computed, and dropped by the runtime when the desc leaves it out.
+`generator` is the primitive the FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE, DIAGONAL_MATRIX* and
+RANDOM_GENERATOR specs name: operators that fill an output from their fields (and at most one
+input) rather than transform an input. The kernel section gives the output's sizes and data
+type as static parameters. RANDOM_GENERATOR returns (OutputTensor, OutputStateTensor): the
+updated state is always computed, and dropped by the runtime when the desc leaves it out.
 
 RANDOM_GENERATOR is Philox 4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
 3", SC11; Random123's philox4x32_R(10)), in uint32 arithmetic, bit-exact: state elements 0..3
@@ -27,7 +27,7 @@ from jax import lax
 
 from .indexing import field_value, member, union_value
 
-__all__ = ["FUNCTIONS", "generator", "philox4x32"]
+__all__ = ["FUNCTIONS", "fill_value_sequence", "generator", "philox4x32"]
 
 Array = jax.Array
 
@@ -127,11 +127,30 @@ def _random_generator(
     return output, new_state
 
 
+def fill_value_sequence(
+    *, sizes: tuple[int, ...], dtype: str, start: int | float, delta: int | float
+) -> jax.Array:
+    """Element k (row-major) is start + k * delta in `dtype`: integers wrap modulo 2^bits;
+    floats are computed in float64 from k, never by a running sum, then rounded once."""
+    count = math.prod(sizes)
+    target = jnp.dtype(dtype)
+    if jnp.issubdtype(target, jnp.integer):
+        wide = jnp.uint64
+        k = lax.iota(wide, count)
+        # Two's complement: arithmetic modulo 2^64, then truncation to the type's bits.
+        values = jnp.asarray(start % 2**64, wide) + k * jnp.asarray(delta % 2**64, wide)
+        return values.astype(target).reshape(sizes)
+    k = lax.iota(jnp.float64, count)
+    values = jnp.asarray(start, jnp.float64) + k * jnp.asarray(delta, jnp.float64)
+    return values.astype(target).reshape(sizes)
+
+
 # Every function of the family, by operator name.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "DIAGONAL_MATRIX": _diagonal_matrix,
     "DIAGONAL_MATRIX1": _diagonal_matrix1,
     "FILL_VALUE_CONSTANT": _fill_value_constant,
+    "FILL_VALUE_SEQUENCE": fill_value_sequence,
     "RANDOM_GENERATOR": _random_generator,
 }
 

@@ -5,10 +5,11 @@ table. `run` follows the backend contract; `run_recording` also returns, for eve
 written more than once, the values written there (any of them is a correct result: the docs
 leave overlapping writes undefined).
 
-Families: `element_wise` (ELEMENT_WISE_*, ACTIVATION_*, CAST), `data_movement` (gathers, slices,
-padding, tile, join/split, space/depth, one-hot, generators), `reductions` (REDUCE, ARGMIN/ARGMAX,
-TOP_K, scans, NONZERO_COORDINATES) and `random_generator` (Philox 4x32-10); SCATTER_ND,
-SCATTER_ELEMENTS, GATHER_ND and FILL_VALUE_SEQUENCE each have a module of their own. Which
+Families, one module each, named as in dmlspec.kernels and dmlspec.backends.onnxruntime:
+`element_wise` (ELEMENT_WISE_*, ACTIVATION_*, CAST), `data_movement` (gathers, slices, padding,
+tile, join/split, space/depth, one-hot), `generator` (fills, diagonal matrices, Philox 4x32-10),
+`reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans, NONZERO_COORDINATES) and `scatter`
+(SCATTER_ND, SCATTER_ELEMENTS). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -34,26 +35,19 @@ from ..errors import Unsupported
 from .data_movement import DATA_MOVEMENT
 from .element_wise import ELEMENT_WISE_OPERATORS, element_wise
 from .fields import Fields, catalog
-from .fill_value_sequence import fill_value_sequence
-from .gather_nd import gather_nd
-from .generator import random_generator
+from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
 from .reduction import REDUCTIONS
-from .scatter_elements import scatter_elements
-from .scatter_nd import scatter_nd
-from .tensors import WriteLog, Writes, collisions, numpy_dtype, tensor_desc
+from .scatter import SCATTER
+from .tensors import WriteLog, Writes, collisions
 
 __all__ = ["REFERENCE_OPERATORS", "Writes", "output_fields", "run", "run_recording"]
 
 _ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
 # The table-driven families: operator -> function of (fields, logical inputs, write log).
-_FAMILIES = {**DATA_MOVEMENT, **REDUCTIONS, "RANDOM_GENERATOR": random_generator}
+_FAMILIES = {**DATA_MOVEMENT, **GENERATORS, **REDUCTIONS, **SCATTER}
 # The operators `run` computes (by spec name).
-REFERENCE_OPERATORS = (
-    frozenset({"FILL_VALUE_SEQUENCE", "GATHER_ND", "SCATTER_ELEMENTS", "SCATTER_ND"})
-    | ELEMENT_WISE_OPERATORS
-    | frozenset(_FAMILIES)
-)
+REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 
 
 def _short_type(operator: Mapping[str, Any]) -> str:
@@ -142,40 +136,7 @@ def _compute(
     """Every output of the operator, as logical arrays (lists for tensor arrays)."""
     if name in ELEMENT_WISE_OPERATORS:
         return element_wise(name, desc, {k: np.asarray(v) for k, v in inputs.items()})
-    if name in _FAMILIES:
-        return _FAMILIES[name](Fields(catalog().operator(name), desc), inputs, log)
-    writes = log.setdefault("OutputTensor", [])
-    if name == "SCATTER_ND":
-        output = scatter_nd(
-            np.asarray(inputs["InputTensor"]),
-            np.asarray(inputs["IndicesTensor"]),
-            np.asarray(inputs["UpdatesTensor"]),
-            desc["InputDimensionCount"],
-            desc["IndicesDimensionCount"],
-            writes,
-        )
-    elif name == "GATHER_ND":
-        output = gather_nd(
-            np.asarray(inputs["InputTensor"]),
-            np.asarray(inputs["IndicesTensor"]),
-            desc["InputDimensionCount"],
-            desc["IndicesDimensionCount"],
-            tensor_desc(desc["OutputTensor"])["Sizes"],
-        )
-    elif name == "SCATTER_ELEMENTS":
-        output = scatter_elements(
-            np.asarray(inputs["InputTensor"]),
-            np.asarray(inputs["IndicesTensor"]),
-            np.asarray(inputs["UpdatesTensor"]),
-            desc["Axis"],
-            writes,
-        )
-    else:  # FILL_VALUE_SEQUENCE
-        out = tensor_desc(desc["OutputTensor"])
-        output = fill_value_sequence(
-            out["Sizes"], numpy_dtype(out["DataType"]), desc["ValueStart"], desc["ValueDelta"]
-        )
-    return {"OutputTensor": output}
+    return _FAMILIES[name](Fields(catalog().operator(name), desc), inputs, log)
 
 
 def run(operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,7 @@
-"""Data movement and generators, written from the DirectML pages: the gather family (GATHER,
-GATHER_ELEMENTS, GATHER_ND1), the slice family (SLICE, SLICE1, SLICE_GRAD), PADDING and
-PADDING1, TILE, JOIN, SPLIT, SPACE_TO_DEPTH/DEPTH_TO_SPACE and their *1 forms, ONE_HOT,
-REVERSE_SUBSEQUENCES, DIAGONAL_MATRIX and DIAGONAL_MATRIX1, FILL_VALUE_CONSTANT and
-VALUE_SCALE_2D.
+"""Data movement, written from the DirectML pages: the gather family (GATHER, GATHER_ELEMENTS,
+GATHER_ND, GATHER_ND1), the slice family (SLICE, SLICE1, SLICE_GRAD), PADDING and PADDING1,
+TILE, JOIN, SPLIT, SPACE_TO_DEPTH/DEPTH_TO_SPACE and their *1 forms, ONE_HOT,
+REVERSE_SUBSEQUENCES and VALUE_SCALE_2D.
 
 Each operator is a function of its desc (`Fields`) and its logical input arrays, returning
 its outputs by field name. Values are moved, never converted, so every bit pattern (-0, NaN
@@ -23,7 +22,7 @@ from ..errors import InvalidOperator
 from .fields import Fields, Inputs, Operator, Outputs, float_parameter, right_aligned
 from .tensors import WriteLog, position
 
-__all__ = ["DATA_MOVEMENT", "UNDEFINED_NOTES"]
+__all__ = ["DATA_MOVEMENT", "FLOAT_FIELD_NOTE", "UNDEFINED_NOTES"]
 
 
 # ---- shapes --------------------------------------------------------------------------------
@@ -91,6 +90,41 @@ def gather_elements(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
         if i is not None and all(s < n for s, n in zip(source, data.shape, strict=True)):
             output[c] = data[source]
     return {"OutputTensor": right_aligned(output, f.sizes("OutputTensor"), f, "OutputTensor")}
+
+
+def _gather_nd(
+    input: np.ndarray,
+    indices: np.ndarray,
+    input_dimension_count: int,
+    indices_dimension_count: int,
+    output_sizes: Sequence[int],
+) -> np.ndarray:
+    data = input.reshape(input.shape[input.ndim - input_dimension_count :])
+    tuples: np.ndarray = indices.reshape(
+        tuple(indices.shape[indices.ndim - indices_dimension_count :])
+    )
+    q = tuples.shape[-1]
+    gathered = np.zeros(tuples.shape[:-1] + data.shape[q:], dtype=input.dtype)
+    for tuple_position in np.ndindex(*tuples.shape[:-1]):
+        coordinates = [
+            position(i, data.shape[axis]) for axis, i in enumerate(tuples[tuple_position])
+        ]
+        if None in coordinates:
+            continue  # outside the input: undefined; the reference reads zero
+        gathered[tuple_position] = data[tuple(int(c) for c in coordinates if c is not None)]
+    return gathered.reshape(tuple(output_sizes))
+
+
+def gather_nd(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """GATHER_ND: output[...] = input[indices[...]] over the meaningful trailing dimensions."""
+    output = _gather_nd(
+        np.asarray(x["InputTensor"]),
+        np.asarray(x["IndicesTensor"]),
+        f.desc["InputDimensionCount"],
+        f.desc["IndicesDimensionCount"],
+        f.sizes("OutputTensor"),
+    )
+    return {"OutputTensor": output}
 
 
 def gather_nd1(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
@@ -439,51 +473,6 @@ def reverse_subsequences(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outp
 # ---- generators ----------------------------------------------------------------------------
 
 
-def _rows_and_columns(sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Each element's y and x in its 2-D matrix ("Any leading dimensions before the last two
-    are treated as a batch count"); a 1-D tensor is one row."""
-    grid = np.indices(tuple(sizes), dtype=np.int64)
-    if len(sizes) < 2:
-        return np.zeros(tuple(sizes), dtype=np.int64), grid[-1]
-    return grid[-2], grid[-1]
-
-
-def diagonal_matrix(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
-    """DIAGONAL_MATRIX: "OutputTensor[coordinate] = if (coordinate.y + Offset ==
-    coordinate.x) then Value else 0"; Value is a FLOAT ("might be truncated")."""
-    sizes, dtype = f.sizes("OutputTensor"), f.dtype("OutputTensor")
-    y, column = _rows_and_columns(sizes)
-    value = float_parameter(f.float32("Value"), dtype)
-    output = np.zeros(sizes, dtype=dtype)
-    output[y + f.integer("Offset") == column] = value
-    return {"OutputTensor": output}
-
-
-def diagonal_matrix1(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
-    """DIAGONAL_MATRIX1, the page's pseudocode: topX = coordinate.x - coordinate.y;
-    useValue = (DiagonalFillEnd >= DiagonalFillBegin) ^ (topX >= DiagonalFillBegin) ^
-    (topX < DiagonalFillEnd); Value there, else InputTensor's element (when given) or 0."""
-    sizes, dtype = f.sizes("OutputTensor"), f.dtype("OutputTensor")
-    begin, end = f.integer("DiagonalFillBegin"), f.integer("DiagonalFillEnd")
-    y, column = _rows_and_columns(sizes)
-    top_x = column - y
-    use_value = (end >= begin) ^ (top_x >= begin) ^ (top_x < end)
-    if "InputTensor" in x:
-        output = np.array(right_aligned(np.asarray(x["InputTensor"]), sizes, f, "InputTensor"))
-        output = output.astype(dtype)
-    else:
-        output = np.zeros(sizes, dtype=dtype)
-    output[use_value] = np.asarray(f.scalar("Value", "ValueDataType")).astype(dtype)
-    return {"OutputTensor": output}
-
-
-def fill_value_constant(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
-    """FILL_VALUE_CONSTANT: every element is Value, a DML_SCALAR_UNION read as ValueDataType."""
-    sizes, dtype = f.sizes("OutputTensor"), f.dtype("OutputTensor")
-    value = np.asarray(f.scalar("Value", "ValueDataType")).astype(dtype)
-    return {"OutputTensor": np.full(sizes, value, dtype=dtype)}
-
-
 def value_scale_2d(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """VALUE_SCALE_2D: "Output = Scale * Input + Bias", one Bias per channel (dimension 1 of
     {BatchCount, ChannelCount, Height, Width}). FLOAT Scale and Bias are float32s; the value
@@ -506,6 +495,7 @@ def value_scale_2d(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
 DATA_MOVEMENT: dict[str, Operator] = {
     "GATHER": gather,
     "GATHER_ELEMENTS": gather_elements,
+    "GATHER_ND": gather_nd,
     "GATHER_ND1": gather_nd1,
     "SLICE": slice_,
     "SLICE1": slice1,
@@ -521,9 +511,6 @@ DATA_MOVEMENT: dict[str, Operator] = {
     "DEPTH_TO_SPACE1": depth_to_space,
     "ONE_HOT": one_hot,
     "REVERSE_SUBSEQUENCES": reverse_subsequences,
-    "DIAGONAL_MATRIX": diagonal_matrix,
-    "DIAGONAL_MATRIX1": diagonal_matrix1,
-    "FILL_VALUE_CONSTANT": fill_value_constant,
     "VALUE_SCALE_2D": value_scale_2d,
 }
 
@@ -531,7 +518,7 @@ _OUT_OF_RANGE_READS = (
     "An index outside its dimension: the page calls the result undefined ('incorrect "
     "outputs'); the reference reads 0 there."
 )
-_FLOAT_FIELD = (
+FLOAT_FIELD_NOTE = (
     "A FLOAT value written into an integer tensor: the page says only that it 'might be "
     "truncated (10.6 will become 10)'; the reference goes toward zero and saturates out-of-"
     "range values (NaN -> 0)."
@@ -540,14 +527,14 @@ _FLOAT_FIELD = (
 UNDEFINED_NOTES: dict[str, str] = {
     "GATHER": _OUT_OF_RANGE_READS,
     "GATHER_ELEMENTS": _OUT_OF_RANGE_READS,
+    "GATHER_ND": _OUT_OF_RANGE_READS + " (the whole sub-block the tuple names)",
     "GATHER_ND1": _OUT_OF_RANGE_READS + " (the whole sub-block the tuple names)",
     "SLICE": "Reads outside the input are 'not permitted'; the reference reads 0 there.",
     "SLICE1": "Reads outside the input are 'not permitted'; the reference reads 0 there. An "
     "output larger than MaxCopiedElements reads on past the window, as the pseudocode says.",
     "SLICE_GRAD": "Writes outside the output are dropped. A zero stride (forbidden) makes "
     "several writes reach one element: any of them is accepted.",
-    "PADDING": _FLOAT_FIELD,
-    "DIAGONAL_MATRIX": _FLOAT_FIELD,
+    "PADDING": FLOAT_FIELD_NOTE,
     "PADDING1": "DML_PADDING_MODE_WRAP (feature-level history, 6_4) is not described on the "
     "page; the reference repeats the input periodically (index mod size). Same for PADDING.",
     "ONE_HOT": "Indices below -size (signed types) are treated as past the sequence: all "

@@ -1,4 +1,18 @@
-"""DML_OPERATOR_RANDOM_GENERATOR with DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10, written from
+"""The generator family, written from the DirectML pages: operators that fill an output from
+their fields (and at most one input). FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE, DIAGONAL_MATRIX,
+DIAGONAL_MATRIX1 and RANDOM_GENERATOR.
+
+FILL_VALUE_SEQUENCE:
+
+    for each coordinate in OutputTensor
+        OutputTensor[coordinate] = Value
+        Value += Delta
+    endfor
+
+Computed exactly (element k is start + k * delta in rational arithmetic), then stored in the
+output type: integers modulo 2^bits, floats rounded to nearest.
+
+RANDOM_GENERATOR with DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10, written from
 its page and the Philox paper (Salmon, Moraes, Dror, Shaw: "Parallel Random Numbers: As Easy
 as 1, 2, 3", SC11; the Random123 library's philox4x32-10).
 
@@ -16,15 +30,18 @@ unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidOperator
-from .fields import Fields, Inputs, Outputs, right_aligned
+from .data_movement import FLOAT_FIELD_NOTE
+from .fields import Fields, Inputs, Operator, Outputs, float_parameter, right_aligned
 from .tensors import WriteLog
 
-__all__ = ["UNDEFINED_NOTES", "philox4x32_10", "random_generator"]
+__all__ = ["GENERATORS", "UNDEFINED_NOTES", "philox4x32_10"]
 
 # The paper's constants for Philox4x32: the round multipliers and the Weyl key increments.
 PHILOX_M4x32_0 = 0xD2511F53
@@ -97,7 +114,95 @@ def random_generator(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     return outputs
 
 
+def _rows_and_columns(sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each element's y and x in its 2-D matrix ("Any leading dimensions before the last two
+    are treated as a batch count"); a 1-D tensor is one row."""
+    grid = np.indices(tuple(sizes), dtype=np.int64)
+    if len(sizes) < 2:
+        return np.zeros(tuple(sizes), dtype=np.int64), grid[-1]
+    return grid[-2], grid[-1]
+
+
+def diagonal_matrix(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """DIAGONAL_MATRIX: "OutputTensor[coordinate] = if (coordinate.y + Offset ==
+    coordinate.x) then Value else 0"; Value is a FLOAT ("might be truncated")."""
+    sizes, dtype = f.sizes("OutputTensor"), f.dtype("OutputTensor")
+    y, column = _rows_and_columns(sizes)
+    value = float_parameter(f.float32("Value"), dtype)
+    output = np.zeros(sizes, dtype=dtype)
+    output[y + f.integer("Offset") == column] = value
+    return {"OutputTensor": output}
+
+
+def diagonal_matrix1(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """DIAGONAL_MATRIX1, the page's pseudocode: topX = coordinate.x - coordinate.y;
+    useValue = (DiagonalFillEnd >= DiagonalFillBegin) ^ (topX >= DiagonalFillBegin) ^
+    (topX < DiagonalFillEnd); Value there, else InputTensor's element (when given) or 0."""
+    sizes, dtype = f.sizes("OutputTensor"), f.dtype("OutputTensor")
+    begin, end = f.integer("DiagonalFillBegin"), f.integer("DiagonalFillEnd")
+    y, column = _rows_and_columns(sizes)
+    top_x = column - y
+    use_value = (end >= begin) ^ (top_x >= begin) ^ (top_x < end)
+    if "InputTensor" in x:
+        output = np.array(right_aligned(np.asarray(x["InputTensor"]), sizes, f, "InputTensor"))
+        output = output.astype(dtype)
+    else:
+        output = np.zeros(sizes, dtype=dtype)
+    output[use_value] = np.asarray(f.scalar("Value", "ValueDataType")).astype(dtype)
+    return {"OutputTensor": output}
+
+
+def fill_value_constant(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """FILL_VALUE_CONSTANT: every element is Value, a DML_SCALAR_UNION read as ValueDataType."""
+    sizes, dtype = f.sizes("OutputTensor"), f.dtype("OutputTensor")
+    value = np.asarray(f.scalar("Value", "ValueDataType")).astype(dtype)
+    return {"OutputTensor": np.full(sizes, value, dtype=dtype)}
+
+
+def held(value: int | float, dtype: np.dtype[Any]) -> int | Fraction:
+    """The value a DML_SCALAR_UNION of this type holds when set to `value`."""
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        wrapped = int(value) % (1 << bits)
+        if dtype.kind == "i" and wrapped >= 1 << (bits - 1):
+            wrapped -= 1 << bits
+        return wrapped
+    return Fraction(float(np.array(value).astype(dtype)))
+
+
+def store(value: int | Fraction, dtype: np.dtype[Any]) -> Any:
+    if dtype.kind in "iu":
+        return held(int(value), dtype)
+    return np.array(float(value)).astype(dtype)
+
+
+def _fill_value_sequence(
+    sizes: Sequence[int], dtype: np.dtype[Any], start: int | float, delta: int | float
+) -> np.ndarray:
+    output = np.empty(tuple(sizes), dtype=dtype)
+    first, step = held(start, dtype), held(delta, dtype)
+    for k, coordinate in enumerate(np.ndindex(*sizes)):
+        output[coordinate] = store(first + k * step, dtype)
+    return output
+
+
+def fill_value_sequence(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    output = _fill_value_sequence(
+        f.sizes("OutputTensor"), f.dtype("OutputTensor"), f.desc["ValueStart"], f.desc["ValueDelta"]
+    )
+    return {"OutputTensor": output}
+
+
+GENERATORS: dict[str, Operator] = {
+    "DIAGONAL_MATRIX": diagonal_matrix,
+    "DIAGONAL_MATRIX1": diagonal_matrix1,
+    "FILL_VALUE_CONSTANT": fill_value_constant,
+    "FILL_VALUE_SEQUENCE": fill_value_sequence,
+    "RANDOM_GENERATOR": random_generator,
+}
+
 UNDEFINED_NOTES = {
+    "DIAGONAL_MATRIX": FLOAT_FIELD_NOTE,
     "RANDOM_GENERATOR": (
         "The page does not say in which order the state's four counter words make the 128-bit "
         "counter, nor how the four words of a Philox block fill the output; the reference reads "

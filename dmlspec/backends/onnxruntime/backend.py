@@ -1,12 +1,11 @@
 """The onnxruntime backend: each operator as a small ONNX graph run by onnxruntime on an
-execution provider (provider.py; the CPU's by default). The element-wise family is in
-element_wise.py, data movement and generators in data_movement.py, reductions, TOP_K and scans
-in reduction.py, the graph builder they share in graph.py; the seed operators here.
+execution provider (provider.py; the CPU's by default). One module per family, named as in
+dmlspec.kernels and dmlspec.reference: element_wise.py, data_movement.py, generator.py,
+reduction.py (with TOP_K, the scans and NONZERO_COORDINATES) and scatter.py; the graph builder
+they share in graph.py, single-node sessions in node.py.
 
-DirectML's right-aligned tensors are reshaped to their meaningful dimensions and indices cast
-to int64 (ONNX's index type) around the node; FILL_VALUE_SEQUENCE is a Range in int64 (integers,
-then a Cast that wraps like DirectML) or float64 (floats, then a rounding Cast). Outputs are
-every output tensor field the operator's spec names and the desc gives (tensor arrays as lists).
+Outputs are every output tensor field the operator's spec names and the desc gives (tensor
+arrays as lists).
 What onnxruntime cannot express is reported as Unsupported; where it differs from DirectML the
 difference is an expected failure listed, with its reason and the providers it applies to, in
 conformance/expected_failures/onnxruntime.json.
@@ -14,86 +13,17 @@ conformance/expected_failures/onnxruntime.json.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...errors import Unsupported
-from ...interop.onnx_models import make_model
-from . import data_movement, element_wise, reduction
-from .graph import single_threaded
-from .provider import CPU, Provider, check_available, new_session, opened, using
+from . import data_movement, element_wise, generator, reduction, scatter
+from .provider import CPU, Provider, check_available, using
 
 __all__ = ["OnnxRuntimeBackend"]
-
-
-@cache
-def _session(
-    key: tuple[str, tuple[tuple[str, Any], ...], tuple[tuple[str, str, int], ...], tuple[str, int]],
-    provider: Provider,
-) -> Any:
-    import onnx
-    import onnxruntime
-    from onnx import helper
-
-    node_type, attributes, signature, output = key
-
-    inputs = [
-        helper.make_tensor_value_info(
-            name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), [None] * rank
-        )
-        for name, dtype, rank in signature
-    ]
-    out_dtype, out_rank = output
-    outputs = [
-        helper.make_tensor_value_info(
-            "output", helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype)), [None] * out_rank
-        )
-    ]
-    node = helper.make_node(
-        node_type, [name for name, _, _ in signature], ["output"], **dict(attributes)
-    )
-    graph = helper.make_graph([node], f"dmlspec_{node_type}", inputs, outputs)
-    model = make_model(graph)
-    onnx.checker.check_model(model)
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    single_threaded(options)
-    return new_session(model.SerializeToString(), options, provider)
-
-
-def _run(
-    node_type: str,
-    inputs: Mapping[str, np.ndarray],
-    output_dtype: Any,
-    output_rank: int,
-    **attributes: Any,
-) -> np.ndarray:
-    from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, NotImplemented
-
-    signature = tuple((name, np.dtype(a.dtype).name, a.ndim) for name, a in inputs.items())
-    key = (
-        node_type,
-        tuple(sorted(attributes.items())),
-        signature,
-        (np.dtype(output_dtype).name, output_rank),
-    )
-    try:
-        session = opened(_session, key, node_type)
-        (result,) = session.run(["output"], dict(inputs))
-    except NotImplemented as error:
-        raise Unsupported(f"onnxruntime has no {node_type} for these types: {error}") from None
-    except (Fail, InvalidArgument) as error:
-        raise RuntimeError(f"onnxruntime {node_type} failed: {error}") from None
-    return np.asarray(result)
-
-
-def _meaningful(array: np.ndarray, count: int) -> np.ndarray:
-    return array.reshape(array.shape[array.ndim - count :])
 
 
 def _desc(raw: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -157,45 +87,17 @@ class OnnxRuntimeBackend:
     def _run_packed(
         self, kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]
     ) -> dict[str, Any]:
-        if kind in data_movement.OPERATORS:
-            return data_movement.run(kind, desc, inputs)
-        if kind in reduction.OPERATORS:
-            return reduction.run(kind, desc, inputs)
+        kind = "SCATTER_ELEMENTS" if kind == "SCATTER" else kind
+        for family in (data_movement, generator, reduction, scatter):
+            if kind in family.OPERATORS:
+                results: dict[str, Any] = family.run(kind, desc, inputs)
+                return results
+        if kind not in element_wise.ELEMENT_WISE:
+            raise Unsupported(f"the onnxruntime backend has no DML_OPERATOR_{kind}")
         out = _output_name(desc)
         output = _desc(desc[out])
         sizes, dtype = tuple(output["Sizes"]), _dtype(output)
-        if kind == "SCATTER_ND":
-            data = _meaningful(np.asarray(inputs["InputTensor"]), desc["InputDimensionCount"])
-            indices = _meaningful(
-                np.asarray(inputs["IndicesTensor"]), desc["IndicesDimensionCount"]
-            ).astype(np.int64)
-            q = indices.shape[-1]
-            updates = np.asarray(inputs["UpdatesTensor"]).reshape(
-                indices.shape[:-1] + data.shape[q:]
-            )
-            result = _run(
-                "ScatterND",
-                {"data": data, "indices": indices, "updates": updates},
-                dtype,
-                data.ndim,
-            )
-        elif kind in ("SCATTER_ELEMENTS", "SCATTER"):
-            data = np.asarray(inputs["InputTensor"])
-            indices = np.asarray(inputs["IndicesTensor"]).astype(np.int64)
-            updates = np.asarray(inputs["UpdatesTensor"])
-            result = _run(
-                "ScatterElements",
-                {"data": data, "indices": indices, "updates": updates},
-                dtype,
-                data.ndim,
-                axis=desc["Axis"],
-            )
-        elif kind == "FILL_VALUE_SEQUENCE":
-            result = _fill(sizes, dtype, desc["ValueStart"], desc["ValueDelta"])
-        elif kind in element_wise.ELEMENT_WISE:
-            result = element_wise.run(kind, desc, inputs, dtype)
-        else:
-            raise Unsupported(f"the onnxruntime backend has no DML_OPERATOR_{kind}")
+        result = element_wise.run(kind, desc, inputs, dtype)
         return {out: result.reshape(sizes).astype(dtype, copy=False)}
 
 
@@ -244,45 +146,6 @@ def _written(result: Any, raw: Any, given: Any, name: str) -> Any:
             raise ValueError(f"{name} has Strides: its initial buffer must be in inputs")
         return with_view_written(np.asarray(given), raw, result)
     return result
-
-
-def _fill(sizes: tuple[int, ...], dtype: np.dtype[Any], start: float, delta: float) -> np.ndarray:
-    count = math.prod(sizes)
-    if delta == 0:
-        raise Unsupported("ONNX Range cannot express a zero step")
-    if dtype.kind in "iu":
-        bits = dtype.itemsize * 8
-        held = [int(v) % 2**bits for v in (start, delta)]
-        # Signed values (two's complement); UINT64 values above 2^63 too, since the int64
-        # result cast back to uint64 has the same bits.
-        first, step = [
-            v - 2**bits if (dtype.kind == "i" or bits == 64) and v >= 2 ** (bits - 1) else v
-            for v in held
-        ]
-        last = first + (count - 1) * step
-        limit = last + (1 if step > 0 else -1)  # makes Range yield exactly `count` values
-        if not (min(first, limit) >= -(2**63) and max(first, limit) < 2**63):
-            raise Unsupported("the sequence leaves int64, where ONNX Range runs")
-        sequence = _run(
-            "Range",
-            {
-                "start": np.array(first, np.int64),
-                "limit": np.array(limit, np.int64),
-                "delta": np.array(step, np.int64),
-            },
-            np.int64,
-            1,
-        )
-        return sequence[:count].astype(dtype)  # wraps modulo 2^bits, as DirectML does
-    held_start, held_delta = (float(np.array(v).astype(dtype)) for v in (start, delta))
-    limit = held_start + (count - 0.5) * held_delta  # ceil((limit - start) / delta) == count
-    sequence = _run(
-        "Range",
-        {"start": np.array(held_start), "limit": np.array(limit), "delta": np.array(held_delta)},
-        np.float64,
-        1,
-    )
-    return sequence[:count].astype(dtype)
 
 
 def _expected_failures(provider: Provider) -> list[dict[str, Any]]:

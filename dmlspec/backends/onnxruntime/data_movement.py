@@ -1,6 +1,6 @@
-"""Data movement and generators for the onnxruntime backend: each operator a small ONNX graph
-built by an entry of `OPERATORS` (operator name to builder, onnxruntime_graph.Call in, graph
-values by output field out).
+"""Data movement for the onnxruntime backend: each operator a small ONNX graph built by an
+entry of `OPERATORS` (operator name to builder, graph.Call in, graph values by output field
+out).
 
 How the graphs map DirectML onto ONNX:
 
@@ -13,7 +13,7 @@ How the graphs map DirectML onto ONNX:
   calls the result undefined; onnxruntime would stop), so indices are made safe before the node
   and the cells they fed are zeroed after it.
 - Types: data moved without being read travels in its own type where onnxruntime's kernel has
-  it, else as its encoding widened to int64 (onnxruntime_graph.carried), which is exact.
+  it, else as its encoding widened to int64 (graph.carried), which is exact.
 - Where ONNX's operator covers less than DirectML's, the graph writes the rest from ONNX
   operators: SLICE1's zero strides (Slice, then Expand), padding past what Pad's reflect allows
   and SYMMETRIC (one period of the mirrored tensor, tiled and sliced), SLICE_GRAD (ScatterND of
@@ -31,7 +31,17 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidOperator, Unsupported
-from .graph import Builder, Call, Graph, carried, held_like, run_operator
+from .graph import (
+    Builder,
+    Call,
+    Graph,
+    carried,
+    float_held,
+    held_like,
+    meaningful_sizes,
+    run_operator,
+    union_held,
+)
 
 __all__ = ["OPERATORS", "run"]
 
@@ -45,21 +55,9 @@ PAD_TYPES = frozenset(
 )
 DEPTH_SPACE_TYPES = frozenset({"uint8", "int8", "float16", "float32", "float64"})
 ONE_HOT_VALUE_TYPES = frozenset({"int64", "float16", "float32"})
-NONZERO_TYPES = frozenset({"uint8", "int32", "int64", "float16", "float32"})
 
 
 # ---- helpers -----------------------------------------------------------------------------
-
-
-def _meaningful(sizes: Sequence[int], count: int, field: str, count_field: str) -> list[int]:
-    """The trailing `count` sizes; the leading ones must be 1 (the pages' right alignment)."""
-    leading = list(sizes[: len(sizes) - count])
-    if any(size != 1 for size in leading):
-        raise Unsupported(
-            f"{field}.Sizes {list(sizes)} has sizes other than 1 before its {count_field} "
-            f"({count}) meaningful ones; the page gives them no meaning"
-        )
-    return list(sizes[len(sizes) - count :])
 
 
 def _require(c: Call, holds: bool, rule: str) -> None:
@@ -95,37 +93,13 @@ def _signed(c: Call, field: str) -> bool:
     return c.array(field).dtype.kind == "i"
 
 
-def _float_held(number: Any, dtype: np.dtype[Any]) -> np.ndarray:
-    """A FLOAT field's value in a tensor's type: floats round; integer types take the value
-    truncated toward zero ("10.6 will become 10"), saturated (NaN as 0) where it does not fit,
-    which the pages leave open."""
-    value = float(number)
-    if dtype.kind == "f":
-        return np.array(value).astype(dtype)
-    info = np.iinfo(dtype)
-    whole = 0 if math.isnan(value) else max(info.min, min(info.max, math.trunc(value)))
-    return np.array(whole, dtype)
-
-
-def _union_held(number: Any, data_type: Any, dtype: np.dtype[Any]) -> np.ndarray:
-    """A DML_SCALAR_UNION (a number, or {"Float32": x}) as its member of `data_type` holds it
-    (the spec's as_type rule), in the tensor's type."""
-    from ...expr.functions import scalar_union_value
-    from ...reference.tensors import numpy_dtype
-
-    if isinstance(number, Mapping):
-        (number,) = number.values()
-    member = numpy_dtype(str(data_type))
-    return np.array(scalar_union_value(number, member)).astype(dtype)
-
-
 # ---- gathers -----------------------------------------------------------------------------
 
 
 def _gather(c: Call) -> dict[str, str]:
     g, axis = c.g, int(c.desc["Axis"])
     shape = list(c.array("InputTensor").shape)
-    sizes = _meaningful(
+    sizes = meaningful_sizes(
         c.array("IndicesTensor").shape,
         c.desc["IndexDimensions"],
         "IndicesTensor",
@@ -149,13 +123,13 @@ def _gather_elements(c: Call) -> dict[str, str]:
 def _gather_nd(c: Call) -> dict[str, str]:
     """GATHER_ND and GATHER_ND1 (BatchDimensionCount leading dimensions shared by both)."""
     g = c.g
-    data_sizes = _meaningful(
+    data_sizes = meaningful_sizes(
         c.array("InputTensor").shape,
         c.desc.get("InputDimensionCount", c.array("InputTensor").ndim),
         "InputTensor",
         "InputDimensionCount",
     )
-    index_sizes = _meaningful(
+    index_sizes = meaningful_sizes(
         c.array("IndicesTensor").shape,
         c.desc.get("IndicesDimensionCount", c.array("IndicesTensor").ndim),
         "IndicesTensor",
@@ -262,9 +236,9 @@ def _padding(c: Call) -> dict[str, str]:
     if mode == "CONSTANT":
         dtype = c.dtype("OutputTensor")
         if "PaddingValueDataType" in c.desc:  # PADDING1: a scalar union
-            value = _union_held(c.desc["PaddingValue"], c.desc["PaddingValueDataType"], dtype)
+            value = union_held(c.desc["PaddingValue"], c.desc["PaddingValueDataType"], dtype)
         else:
-            value = _float_held(c.desc.get("PaddingValue", 0), dtype)
+            value = float_held(c.desc.get("PaddingValue", 0), dtype)
         return {"OutputTensor": g.op("Pad", x, pads, held_like(g, value, x), mode="constant")}
     if mode == "EDGE":
         return {"OutputTensor": g.op("Pad", x, pads, mode="edge")}
@@ -423,65 +397,6 @@ def _reverse_subsequences(c: Call) -> dict[str, str]:
     return {"OutputTensor": g.op("Transpose", back, perm=inverse)}
 
 
-def _nonzero_coordinates(c: Call) -> dict[str, str]:
-    """NonZero's [N, count] coordinates transposed to DirectML's rows, padded with zero rows
-    to M (those rows are undefined on the page), and the count."""
-    g = c.g
-    rows, columns = c.sizes("OutputCoordinatesTensor")[-2:]
-    array = c.array("InputTensor")
-    sizes = _meaningful(array.shape, columns, "InputTensor", "OutputCoordinatesTensor.Sizes[-1]")
-    x = g.reshape(g.feed(array), sizes)
-    if array.dtype.name not in NONZERO_TYPES:  # zero by value (-0.0 is zero)
-        x = g.op("Not", g.compare("Equal", x, g.scalar(0, x)))
-    found = g.op("Transpose", g.op("NonZero", x, dtype=np.int64), perm=[1, 0])
-    count = g.op("Slice", g.op("Shape", found, dtype=np.int64), g.int64([0]), g.int64([1]))
-    pads = g.op(
-        "Concat", g.int64([0, 0]), g.op("Sub", g.int64([rows]), count), g.int64([0]), axis=0
-    )
-    coordinates = g.op("Pad", found, pads, g.int64(0), mode="constant")
-    return {"OutputCountTensor": count, "OutputCoordinatesTensor": coordinates}
-
-
-# ---- generators --------------------------------------------------------------------------
-
-
-def _fill_value_constant(c: Call) -> dict[str, str]:
-    dtype = c.dtype("OutputTensor")
-    value = _union_held(c.desc["Value"], c.desc.get("ValueDataType", dtype.name.upper()), dtype)
-    return {"OutputTensor": c.g.op("Expand", c.g.feed(value), c.g.int64(c.sizes("OutputTensor")))}
-
-
-def _diagonal_matrix(c: Call) -> dict[str, str]:
-    """Value where begin <= x - y < end (the diagonals of each trailing 2-D matrix), the input
-    (or 0) elsewhere; begin > end reverses it (the input kept where end <= x - y < begin).
-    DIAGONAL_MATRIX is begin = Offset, end = Offset + 1 with a FLOAT Value."""
-    g = c.g
-    dtype = c.dtype("OutputTensor")
-    sizes = c.sizes("OutputTensor")
-    height, width = sizes[-2:]
-    if "Offset" in c.desc:
-        begin, end = int(c.desc["Offset"]), int(c.desc["Offset"]) + 1
-        value = _float_held(c.desc.get("Value", 1.0), dtype)
-    else:
-        begin, end = int(c.desc["DiagonalFillBegin"]), int(c.desc["DiagonalFillEnd"])
-        value = _union_held(c.desc["Value"], c.desc.get("ValueDataType", dtype.name.upper()), dtype)
-    one, zero = g.int64(1), g.int64(0)
-    rows = g.reshape(g.op("Range", zero, g.int64(height), one), [height, 1])
-    columns = g.reshape(g.op("Range", zero, g.int64(width), one), [1, width])
-    offset = g.op("Sub", columns, rows)
-    low, high = g.int64(min(begin, end)), g.int64(max(begin, end))
-    inside = g.op(
-        "And",
-        g.compare("GreaterOrEqual", offset, low),
-        g.compare("Less", offset, high),
-        dtype=np.bool_,
-    )
-    filled = inside if begin <= end else g.op("Not", inside)
-    fill = g.feed(value)
-    base = c.feed("InputTensor") if c.given("InputTensor") else g.scalar(0, fill)
-    return {"OutputTensor": g.op("Expand", g.where(filled, fill, base), g.int64(sizes))}
-
-
 def _value_scale_2d(c: Call) -> dict[str, str]:
     """Scale * x + Bias[channel], in float32 (FLOAT16 rounded once at the end)."""
     g = c.g
@@ -489,14 +404,6 @@ def _value_scale_2d(c: Call) -> dict[str, str]:
     bias = np.array([float(b) for b in c.desc["Bias"]], np.float32)
     scaled = g.op("Mul", x, g.scalar(float(c.desc["Scale"]), x))
     return {"OutputTensor": g.op("Add", scaled, g.feed(bias.reshape(1, -1, 1, 1)))}
-
-
-def _random_generator(c: Call) -> dict[str, str]:
-    raise Unsupported(
-        "RANDOM_GENERATOR is Philox 4x32-10 on the page; ONNX's random operators "
-        "(RandomUniform, RandomNormal, ...) name no generator and take a float seed, so no "
-        "onnxruntime graph reproduces DirectML's bits"
-    )
 
 
 OPERATORS: dict[str, Builder] = {
@@ -518,12 +425,7 @@ OPERATORS: dict[str, Builder] = {
     "SPACE_TO_DEPTH1": _depth_space("SPACE_TO_DEPTH"),
     "ONE_HOT": _one_hot,
     "REVERSE_SUBSEQUENCES": _reverse_subsequences,
-    "NONZERO_COORDINATES": _nonzero_coordinates,
-    "FILL_VALUE_CONSTANT": _fill_value_constant,
-    "DIAGONAL_MATRIX": _diagonal_matrix,
-    "DIAGONAL_MATRIX1": _diagonal_matrix,
     "VALUE_SCALE_2D": _value_scale_2d,
-    "RANDOM_GENERATOR": _random_generator,
 }
 
 

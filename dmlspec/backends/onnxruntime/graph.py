@@ -8,6 +8,7 @@ are cached by the graph's structure (the nodes, their attributes, the inputs' ty
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -356,3 +357,41 @@ def run_operator(
         else:
             results.setdefault(field, []).append(array)
     return results
+
+
+# ---- values the family modules share ------------------------------------------------------
+
+
+def meaningful_sizes(sizes: Sequence[int], count: int, field: str, count_field: str) -> list[int]:
+    """The trailing `count` sizes; the leading ones must be 1 (the pages' right alignment)."""
+    leading = list(sizes[: len(sizes) - count])
+    if any(size != 1 for size in leading):
+        raise Unsupported(
+            f"{field}.Sizes {list(sizes)} has sizes other than 1 before its {count_field} "
+            f"({count}) meaningful ones; the page gives them no meaning"
+        )
+    return list(sizes[len(sizes) - count :])
+
+
+def float_held(number: Any, dtype: np.dtype[Any]) -> np.ndarray:
+    """A FLOAT field's value in a tensor's type: floats round; integer types take the value
+    truncated toward zero ("10.6 will become 10"), saturated (NaN as 0) where it does not fit,
+    which the pages leave open."""
+    value = float(number)
+    if dtype.kind == "f":
+        return np.array(value).astype(dtype)
+    info = np.iinfo(dtype)
+    whole = 0 if math.isnan(value) else max(info.min, min(info.max, math.trunc(value)))
+    return np.array(whole, dtype)
+
+
+def union_held(number: Any, data_type: Any, dtype: np.dtype[Any]) -> np.ndarray:
+    """A DML_SCALAR_UNION (a number, or {"Float32": x}) as its member of `data_type` holds it
+    (the spec's as_type rule), in the tensor's type."""
+    from ...expr.functions import scalar_union_value
+    from ...reference.tensors import numpy_dtype
+
+    if isinstance(number, Mapping):
+        (number,) = number.values()
+    member = numpy_dtype(str(data_type))
+    return np.array(scalar_union_value(number, member)).astype(dtype)

@@ -1,6 +1,6 @@
 """Reductions, selections and scans for the onnxruntime backend (REDUCE, ARGMIN, ARGMAX, TOP_K,
-TOP_K1, CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT): each operator a small ONNX graph built by an
-entry of `OPERATORS`, as in onnxruntime_data_movement.py.
+TOP_K1, CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT, NONZERO_COORDINATES): each operator a small
+ONNX graph built by an entry of `OPERATORS`, as in data_movement.py.
 
 How the graphs compute:
 
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import Unsupported
-from .graph import Body, Builder, Call, Graph, run_operator
+from .graph import Body, Builder, Call, Graph, meaningful_sizes, run_operator
 
 __all__ = ["OPERATORS", "run"]
 
@@ -240,6 +240,32 @@ def _scan_product(
     return final, steps
 
 
+# ---- NONZERO_COORDINATES ----------------------------------------------------------------
+
+NONZERO_TYPES = frozenset({"uint8", "int32", "int64", "float16", "float32"})
+
+
+def _nonzero_coordinates(c: Call) -> dict[str, str]:
+    """NonZero's [N, count] coordinates transposed to DirectML's rows, padded with zero rows
+    to M (those rows are undefined on the page), and the count."""
+    g = c.g
+    rows, columns = c.sizes("OutputCoordinatesTensor")[-2:]
+    array = c.array("InputTensor")
+    sizes = meaningful_sizes(
+        array.shape, columns, "InputTensor", "OutputCoordinatesTensor.Sizes[-1]"
+    )
+    x = g.reshape(g.feed(array), sizes)
+    if array.dtype.name not in NONZERO_TYPES:  # zero by value (-0.0 is zero)
+        x = g.op("Not", g.compare("Equal", x, g.scalar(0, x)))
+    found = g.op("Transpose", g.op("NonZero", x, dtype=np.int64), perm=[1, 0])
+    count = g.op("Slice", g.op("Shape", found, dtype=np.int64), g.int64([0]), g.int64([1]))
+    pads = g.op(
+        "Concat", g.int64([0, 0]), g.op("Sub", g.int64([rows]), count), g.int64([0]), axis=0
+    )
+    coordinates = g.op("Pad", found, pads, g.int64(0), mode="constant")
+    return {"OutputCountTensor": count, "OutputCoordinatesTensor": coordinates}
+
+
 OPERATORS: dict[str, Builder] = {
     "REDUCE": _reduce,
     "ARGMIN": _arg_builder("ArgMin"),
@@ -248,6 +274,7 @@ OPERATORS: dict[str, Builder] = {
     "TOP_K1": _top_k,
     "CUMULATIVE_SUMMATION": _cumulative_summation,
     "CUMULATIVE_PRODUCT": _cumulative_product,
+    "NONZERO_COORDINATES": _nonzero_coordinates,
 }
 
 
