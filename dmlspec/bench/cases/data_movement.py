@@ -1,5 +1,6 @@
 """The data movement family's benchmark cases: SLICE, PADDING, JOIN and GATHER, large (about
-64 MiB of FLOAT32 moved) and small (about 1 KiB).
+64 MiB of FLOAT32 moved) and small (about 1 KiB); and GATHER_ND, a seed operator's (byte
+accounting in seed_common.py).
 
 Byte accounting (what a perfect implementation must read plus write, per call):
 - SLICE: the window read, the output (as large) written;
@@ -25,9 +26,12 @@ from ..families import (
     sized,
     torch_variants,
 )
-from ..variants import BenchCase
+from ..peers import onnxruntime_peers, optional, torch_peer
+from ..timing import Variant
+from ..variants import IN_PLACE, NEW, BenchCase, Buffer, device, first, ready
+from .seed_common import tensor_desc, unique_rows, user_paths, values
 
-__all__ = ["gather_case", "join_case", "padding_case", "slice_case"]
+__all__ = ["gather_case", "gather_nd_case", "join_case", "padding_case", "slice_case"]
 
 FAMILY = "data_movement"
 
@@ -248,4 +252,78 @@ def gather_case(name: str, size: str, n: Scale) -> BenchCase:
         variants,
         expected,
         FAMILY,
+    )
+
+
+def gather_nd_case(name: str, size: str, rows: int, width: int, count: int, dtype: str) -> Any:
+    rng = np.random.default_rng(2)
+    data = values(rng, (rows, width), dtype)
+    indices = unique_rows(rng, rows, count)
+    output_bytes = count * width * data.itemsize
+    moved = 2 * output_bytes + indices.nbytes
+    x, i = device(data), device(indices)
+    given = Buffer(device(np.zeros((count, width), dtype)))
+    rows_index = indices[:, 0]
+    out = np.empty((count, width), dtype)
+    operator = {
+        "type": "DML_OPERATOR_GATHER_ND",
+        "desc": {
+            "InputTensor": tensor_desc(data),
+            "IndicesTensor": tensor_desc(indices),
+            "OutputTensor": tensor_desc(out),
+            "InputDimensionCount": 2,
+            "IndicesDimensionCount": 2,
+        },
+    }
+    inputs = {"InputTensor": data, "IndicesTensor": indices}
+    variants = [
+        *user_paths(operator, inputs, lambda: ops.gather_nd(data, indices), moved),
+        Variant("jax", "dmlspec", NEW, lambda: ready(ops.gather_nd(x, i)), moved),
+        Variant(
+            "jax out=",
+            "dmlspec",
+            IN_PLACE,
+            lambda: ready(given.update(ops.gather_nd(x, i, out=given.value))),
+            moved,
+        ),
+        Variant("numpy take", "numpy", NEW, lambda: np.take(data, rows_index, axis=0), moved),
+        Variant(
+            "numpy take out=",
+            "numpy",
+            IN_PLACE,
+            # mode="clip": the default "raise" writes into a fresh buffer, then copies to out.
+            lambda: np.take(data, rows_index, axis=0, out=out, mode="clip"),
+            moved,
+        ),
+    ]
+    expected = np.take(data, rows_index, axis=0)
+    variants += onnxruntime_peers(
+        ("GatherND", ["data", "indices"], {}),
+        {"data": data, "indices": indices},
+        (count, width),
+        dtype,
+        moved,
+        first,
+    )
+    torch = optional("torch")
+    if torch is not None:
+        t_data, t_rows = torch.from_numpy(data), torch.from_numpy(rows_index)
+        t_out = torch.from_numpy(out.copy())
+        variants += [
+            torch_peer("index_select", NEW, lambda: torch.index_select(t_data, 0, t_rows), moved),
+            torch_peer(
+                "index_select out=",
+                IN_PLACE,
+                lambda: torch.index_select(t_data, 0, t_rows, out=t_out),
+                moved,
+            ),
+        ]
+    return BenchCase(
+        name,
+        "GATHER_ND",
+        size,
+        dtype,
+        f"{count} of {rows} rows of ({rows}, {width}) {dtype}",
+        variants,
+        expected,
     )
