@@ -120,3 +120,13 @@ def test_sessions_on_another_provider_have_no_cpu_fallback(monkeypatch: pytest.M
     )
     assert made[0][1] == [("DmlExecutionProvider", {"device_id": "1"})]
     assert options.get_session_config_entry("session.disable_cpu_ep_fallback") == "1"
+
+
+def test_directml_sessions_turn_off_memory_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", lambda *args, **kwargs: None)
+    options = onnxruntime.SessionOptions()
+    providers.new_session(b"", options, providers.Provider("DmlExecutionProvider"))
+    assert not options.enable_mem_pattern
+    assert options.execution_mode == onnxruntime.ExecutionMode.ORT_SEQUENTIAL

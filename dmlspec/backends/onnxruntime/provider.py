@@ -119,6 +119,11 @@ def new_session(model: bytes, options: Any, provider: Provider) -> Any:
 
     if not provider.is_cpu:
         options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    if provider.name == "DmlExecutionProvider":
+        # onnxruntime's DirectML page: the provider supports neither memory patterns nor
+        # parallel execution, and sessions made for it must turn both off.
+        options.enable_mem_pattern = False
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     providers: list[Any] = [(provider.name, dict(provider.options))]
     return onnxruntime.InferenceSession(model, options, providers=providers)
 
