@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .expr import EnumInfo, Environment, Expression
-from .expr.types import Type
+from ..expr import EnumInfo, Environment, Expression
+from ..expr.types import Type
 
 __all__ = [
     "Alias",
