@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .loading.operator import values_shape
+from .loading.examples import values_shape
 from .model import Catalog, Example, ExampleFields, ExampleTensor, OperatorSpec, example_field_value
 from .validation import ValidationResult, validate_operator
 
