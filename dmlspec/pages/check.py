@@ -23,7 +23,8 @@ from .. import model as m
 from ..safeio import UnsafePath, read_text
 from .drafting.operator import function_groups as _function_groups
 from .drafting.sentences import normative_sentences
-from .read import DocPage, DocPageError, english_text, parse_example_code, parse_page
+from .example_code import parse_example_code
+from .read import DocPage, DocPageError, english_text, parse_page
 
 __all__ = ["DocsReport", "Finding", "check_docs", "default_docs_dir", "plain"]
 

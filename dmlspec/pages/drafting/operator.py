@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..read import DocPage, DocPageError, parse_example_code, parse_page
+from ..example_code import parse_example_code
+from ..read import DocPage, DocPageError, parse_page
 from .ctypes import CType, classify, plain_c_type
 from .header import HeaderField, compatible_kinds
 from .sentences import normative_sentences, parse_same_members, parse_value_range
