@@ -21,11 +21,10 @@ from typing import Any
 
 from .. import model as m
 from ..safeio import UnsafePath, read_text
-from .drafting.operator import function_groups as _function_groups
 from .drafting.sentences import normative_sentences
 from .example_code import parse_example_code
 from .findings import DocsReport
-from .read import DocPage, DocPageError, english_text, parse_page
+from .read import DocPage, DocPageError, english_text, function_groups, parse_page
 
 __all__ = ["check_docs", "default_docs_dir", "plain"]
 
@@ -175,7 +174,7 @@ class _OperatorPageCheck:
         """Tables under a function heading ("### ARGMIN and ARGMAX") match the row whose
         `when` names those functions; other tables the row without one."""
         rows = {(row.feature_level, _when_names(row)): row for row in self.spec.support}
-        groups = _function_groups(Path(self.parsed.path).read_text(encoding="utf-8"))
+        groups = function_groups(Path(self.parsed.path).read_text(encoding="utf-8"))
         seen: set[tuple[str, frozenset[str]]] = set()
         for table in self.parsed.support_tables:
             level = table.feature_level or self.spec.introduced

@@ -43,6 +43,7 @@ __all__ = [
     "SupportTable",
     "SupportTableRow",
     "english_text",
+    "function_groups",
     "parse_page",
 ]
 
@@ -493,6 +494,24 @@ def _data_types(cell: str, line: int, where: str) -> tuple[str, ...]:
                 f"found {name!r} in the data-type column {cell!r}",
             )
     return names
+
+
+_GROUP_HEADING = re.compile(r"^#{2,6}\s+(?P<text>(?!DML_FEATURE_LEVEL)[A-Z][A-Z0-9_, ]*)\s*$")
+
+
+def function_groups(text: str) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, names) of headings such as "### ARGMIN and ARGMAX" in the support section."""
+    groups = []
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("## Tensor support")), None)
+    if start is None:
+        return []
+    for index in range(start + 1, len(lines)):
+        match = _GROUP_HEADING.match(lines[index].replace(" and ", ", "))
+        if match:
+            names = tuple(n.strip() for n in match["text"].split(",") if n.strip())
+            groups.append((index + 1, names))
+    return groups
 
 
 # -- Examples ---------------------------------------------------------------------------------
