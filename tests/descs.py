@@ -62,7 +62,7 @@ def operator(spec: OperatorSpec, desc: Desc) -> dict[str, Any]:
 
 def data_type_group(spec: OperatorSpec, slot: str) -> set[str]:
     """Every data-type slot the spec's equalities tie to `slot`, `slot` included."""
-    from dmlspec.conformance.cases import type_groups
+    from dmlspec.conformance.descs import type_groups
 
     return next(group for group in type_groups(spec, "DataType") if slot in group)
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dmlspec import load_catalog
 from dmlspec.conformance import mutate, suite
 from dmlspec.conformance.base_desc import base_desc, base_descs
-from dmlspec.conformance.cases import draw_desc, type_groups
+from dmlspec.conformance.descs import draw_desc, type_groups
 from dmlspec.conformance.mutate import break_constraint
 from dmlspec.model import OperatorSpec
 from dmlspec.validation import check_requires, validate_operator

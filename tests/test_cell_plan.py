@@ -15,8 +15,8 @@ import pytest
 from dmlspec import load_catalog
 from dmlspec.backends import NumpyBackend
 from dmlspec.conformance import suite
-from dmlspec.conformance.cases import CellChoice, draw_desc, when_choices
 from dmlspec.conformance.check import CaseFailure
+from dmlspec.conformance.descs import CellChoice, draw_desc, when_choices
 from dmlspec.conformance.plan import exercised_cells, plan_cells, support_cells
 from dmlspec.validation import validate_operator
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from dmlspec.pages.example_code import parse_example_code
 from dmlspec.pages.read import (
     DocPage,
     DocPageError,
     english_text,
-    parse_example_code,
     parse_page,
 )
 

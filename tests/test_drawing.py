@@ -1,5 +1,5 @@
-"""The suites' drawing (dmlspec/conformance/cases.py) itself: the bounds it keeps, and that its
-per-spec memos hand out values a caller may change."""
+"""The suites' drawing (dmlspec/conformance/cases.py, descs.py and inputs.py) itself: the
+bounds it keeps, and that its per-spec memos hand out values a caller may change."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from dmlspec import load_catalog
-from dmlspec.conformance import cases
-from dmlspec.conformance.cases import (
+from dmlspec.conformance import descs
+from dmlspec.conformance.cases import draw_case
+from dmlspec.conformance.descs import (
     MAX_CASE_ELEMENTS,
     CellChoice,
     case_elements,
-    draw_case,
     type_groups,
 )
 from dmlspec.conformance.plan import plan_cells
@@ -60,19 +60,19 @@ def test_windows_are_solved_for_not_left_to_chance(monkeypatch: pytest.MonkeyPat
         validations[operator["type"]] += 1
         return validate_operator(operator, level)
 
-    monkeypatch.setattr(cases, "validate_operator", counting)
+    monkeypatch.setattr(descs, "validate_operator", counting)
     level = CATALOG.common.highest_feature_level.name
     for operator, most in (("SLICE", 20), ("SLICE1", 5), ("SLICE_GRAD", 5)):
         spec = CATALOG.operator(operator)
-        descs = 0
+        drawn = 0
         for cell in coverage_table(level, {operator}, Counter())["cells"]:
             value = int(cell["value"]) if cell["kind"] == "rank" else cell["value"]
             seed = _seed(operator, cell["level"], cell["kind"], cell["value"])
             draw_case(
                 CATALOG, spec, cell["level"], seed, CellChoice(cell["tensor"], cell["kind"], value)
             )
-            descs += 1
-        assert validations[spec.operator_type] / descs < most, operator
+            drawn += 1
+        assert validations[spec.operator_type] / drawn < most, operator
 
 
 def test_fused_activations_are_drawn_from_those_the_level_holds() -> None:
@@ -84,7 +84,7 @@ def test_fused_activations_are_drawn_from_those_the_level_holds() -> None:
     def fused(level: str) -> Counter[str]:
         rng = random.Random(0)
         return Counter(
-            cases._draw_activation(CATALOG, "FUSED_ACTIVATIONS", rng, level)["Type"]
+            descs._draw_activation(CATALOG, "FUSED_ACTIVATIONS", rng, level)["Type"]
             for _ in range(300)
         )
 
@@ -93,5 +93,5 @@ def test_fused_activations_are_drawn_from_those_the_level_holds() -> None:
     spec = CATALOG.operator("ELEMENT_WISE_ADD1")
     rng = random.Random(1)
     for _ in range(20):
-        operator = cases.draw_desc(CATALOG, spec, "5_0", rng)
+        operator = descs.draw_desc(CATALOG, spec, "5_0", rng)
         assert validate_operator(operator, "5_0").valid

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..model import Catalog, OperatorSpec, SupportRow
 from ..validation import validate_operator
-from .cases import rows_at
+from .descs import rows_at
 from .mutate import rederive, resized
 
 __all__ = ["base_desc", "base_descs", "example_desc"]

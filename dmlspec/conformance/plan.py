@@ -24,7 +24,8 @@ from typing import Any
 from ..binding import bind_desc
 from ..model import Catalog, OperatorSpec, SupportRow
 from ..validation import validate_operator
-from .cases import Case, CellChoice, draw_case, rows_at, type_groups, when_choices
+from .cases import Case, draw_case
+from .descs import CellChoice, rows_at, type_groups, when_choices
 
 __all__ = [
     "CellPlan",

@@ -22,15 +22,9 @@ from .. import load_catalog
 from ..errors import InvalidOperator, Unsupported
 from ..model import Catalog, OperatorSpec
 from ..validation import validate_operator
-from .cases import (
-    Case,
-    CellChoice,
-    draw_case,
-    draw_desc,
-    example_operator,
-    rows_at,
-)
+from .cases import Case, draw_case, example_operator
 from .check import CaseFailure, run_case
+from .descs import CellChoice, draw_desc, rows_at
 from .layouts import draw_layout_case
 from .mutate import break_constraint
 from .plan import CellPlan, exercised_cells, plan_cells

@@ -40,13 +40,14 @@ import numpy as np
 
 from .. import reference
 from ..binding import bind_desc
-from ..conformance.cases import Case, CellChoice, draw_case, example_operator, rows_at
+from ..conformance.cases import Case, draw_case, example_operator
 from ..conformance.check import (
     accumulation_tolerance,
     any_nan_matches,
     flushed_alternatives,
     undefined_cells,
 )
+from ..conformance.descs import CellChoice, rows_at
 from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, OperatorSpec
 from ..reference.layout import is_strided, logical_view

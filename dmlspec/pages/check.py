@@ -8,24 +8,25 @@ row that cites the page, and each row citing the page has its table there), ever
 doc sentence a constraint quotes really is on the pages it cites. For spec/common.json it checks
 data types, element sizes, feature levels, flags and quoted sentences against their pages.
 
-The spec is never compared with itself: every expected value here is read from a page.
+The spec is never compared with itself: every expected value here is read from a page. The
+findings and their report are in findings.py.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import model as m
 from ..safeio import UnsafePath, read_text
-from .drafting.operator import function_groups as _function_groups
 from .drafting.sentences import normative_sentences
-from .read import DocPage, DocPageError, english_text, parse_example_code, parse_page
+from .example_code import parse_example_code
+from .findings import DocsReport
+from .read import DocPage, DocPageError, english_text, function_groups, parse_page
 
-__all__ = ["DocsReport", "Finding", "check_docs", "default_docs_dir", "plain"]
+__all__ = ["check_docs", "default_docs_dir", "plain"]
 
 # A support table's "Kind" cell as the field kind (and optionality) it implies.
 _TENSOR_KINDS = {
@@ -56,99 +57,6 @@ def plain(text: str) -> str:
     text = re.sub(r"\[([^\[\]\n]*)\]\([^()\s]*\)", r"\1", text)  # [link text](target) -> link text
     text = text.replace("**", "").replace("*", "").replace("`", "").replace("\\", "")
     return " ".join(text.split())
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One comparison: `expected` is what the page says, `actual` what the spec says."""
-
-    subject: str  # "SCATTER_ND" or "common"
-    page: str  # doc page id
-    what: str
-    expected: str
-    actual: str
-    explanation: str | None = None  # the spec's own record of why it departs from the page
-
-    @property
-    def ok(self) -> bool:
-        return self.expected == self.actual or self.explanation is not None
-
-    @property
-    def explained(self) -> bool:
-        return self.expected != self.actual and self.explanation is not None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "subject": self.subject,
-            "page": self.page,
-            "what": self.what,
-            "page_says": self.expected,
-            "spec_says": self.actual,
-            "ok": self.ok,
-        }
-        if self.explained:
-            data["explained_by"] = self.explanation
-        return data
-
-
-@dataclass
-class DocsReport:
-    findings: list[Finding] = field(default_factory=list)
-    pages: list[tuple[str, str, str]] = field(default_factory=list)  # subject, page id, path
-
-    @property
-    def ok(self) -> bool:
-        return all(f.ok for f in self.findings)
-
-    def compare(
-        self,
-        subject: str,
-        page: str,
-        what: str,
-        expected: object,
-        actual: object,
-        explanation: str | None = None,
-    ) -> None:
-        """`explanation` is kept only where the two differ: a departure the spec records."""
-        expected_text, actual_text = _text(expected), _text(actual)
-        kept = explanation if expected_text != actual_text else None
-        self.findings.append(Finding(subject, page, what, expected_text, actual_text, kept))
-
-    def render(self) -> str:
-        lines = [f"{'subject':<20} {'page':<22} {'checks':>6}  differences"]
-        for subject, page, _ in self.pages:
-            mine = [f for f in self.findings if f.subject == subject and f.page == page]
-            bad = sum(not f.ok for f in mine)
-            lines.append(f"{subject:<20} {page:<22} {len(mine):>6}  {bad}")
-        mismatches = [f for f in self.findings if not f.ok]
-        for finding in mismatches:
-            lines.append(
-                f"DIFFERENCE {finding.subject} [{finding.page}] {finding.what}: "
-                f"page says {finding.expected}; spec says {finding.actual}"
-            )
-        explained = sum(f.explained for f in self.findings)
-        verdict = (
-            "the specs match the pages" if not mismatches else f"{len(mismatches)} differences"
-        )
-        lines.append(
-            f"{len(self.findings)} checks on {len(self.pages)} pages: {verdict}"
-            f" ({explained} explained departures: errata and sentences listed as not yet encoded)"
-        )
-        return "\n".join(lines)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "pages": [{"subject": s, "page": p, "path": path} for s, p, path in self.pages],
-            "findings": [f.to_json() for f in self.findings],
-        }
-
-
-def _text(value: object) -> str:
-    if isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        return "[" + ", ".join(_text(v) for v in items) + "]"
-    return str(value)
 
 
 def check_docs(catalog: m.Catalog, docs_dir: Path) -> DocsReport:
@@ -266,7 +174,7 @@ class _OperatorPageCheck:
         """Tables under a function heading ("### ARGMIN and ARGMAX") match the row whose
         `when` names those functions; other tables the row without one."""
         rows = {(row.feature_level, _when_names(row)): row for row in self.spec.support}
-        groups = _function_groups(Path(self.parsed.path).read_text(encoding="utf-8"))
+        groups = function_groups(Path(self.parsed.path).read_text(encoding="utf-8"))
         seen: set[tuple[str, frozenset[str]]] = set()
         for table in self.parsed.support_tables:
             level = table.feature_level or self.spec.introduced

@@ -1,8 +1,8 @@
 """The element-wise family (ELEMENT_WISE_*, ACTIVATION_*, CAST), written from the DirectML pages.
 
 Tables, not one function per operator:
-- `_ACTIVATIONS`: each activation's formula on float64 values; FusedActivation applies the same
-  formula (ELEMENT_WISE_CLIP included) to an operator's result;
+- `ACTIVATIONS` (element_wise_activations.py): each activation's formula on float64 values;
+  FusedActivation applies the same formula (ELEMENT_WISE_CLIP included) to an operator's result;
 - `_RULES`: every other formula: its input fields, its form on float64 values (float tensors)
   and, where the page allows integer tensors, its form on exact Python integers;
 - `_BITWISE`: the bit operators, which read each element's native encoding;
@@ -15,7 +15,8 @@ Integer tensors are read as Python integers (object
 arrays): the formula is exact, then wrapped to the output width (two's complement). A result
 that is not an integer (a FLOAT parameter or ScaleBias took part, or an integer operator writes
 a float) converts toward zero, saturating, NaN to 0. FLOAT parameters (Alpha, Min, Scale, ...)
-are read as float32, as the C structs hold them.
+are read as float32, as the C structs hold them (the conversions and the exact integer
+operations are in element_wise_numbers.py).
 
 Where a page leaves a result undefined the reference makes a plain choice; `UNDEFINED_NOTES`
 lists those cells per operator for the spec owner.
@@ -24,7 +25,6 @@ lists those cells per operator for the spec owner.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,195 +32,22 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported
-from .fields import scalar_union
+from .element_wise_activations import ACTIVATIONS, shrink
+from .element_wise_numbers import (
+    FLOOR_MOD,
+    TRUNC_DIV,
+    TRUNC_MOD,
+    Formula,
+    Params,
+    erf,
+    held,
+    int_pow,
+    is_integer,
+    to_type,
+)
 from .tensors import numpy_dtype, tensor_desc
 
 __all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise"]
-
-Formula = Callable[..., Any]
-
-
-class _Params:
-    """An operator's non-tensor fields, read as the C struct holds them."""
-
-    def __init__(self, operator: str, fields: Mapping[str, Any], output: np.dtype[Any]) -> None:
-        self.operator = operator
-        self.fields = fields
-        self.output = output
-
-    def raw(self, field: str) -> Any:
-        if self.fields.get(field) is None:
-            raise ValueError(f"{self.operator} needs its {field} field; the desc has none.")
-        return self.fields[field]
-
-    def float32(self, field: str) -> float:
-        """A FLOAT field: a float32 in the struct."""
-        return float(np.float32(self.raw(field)))
-
-    def enum(self, field: str, members: tuple[str, ...], prefix: str) -> str:
-        value = self.raw(field)
-        if isinstance(value, int) and 0 <= value < len(members):
-            return members[value]  # the header's values count up from 0 in this order
-        name = str(value).removeprefix(prefix)
-        if name not in members:
-            raise ValueError(f"{field} in {self.operator} must be one of {members}; got {value!r}.")
-        return name
-
-    def axes(self) -> tuple[int, ...]:
-        """Axes, as a list or as a page prints it ("{0, 2}")."""
-        value = self.raw("Axes")
-        if isinstance(value, str):
-            return tuple(sorted(int(v) for v in re.findall(r"-?\d+", value)))
-        if isinstance(value, int):
-            return (value,)
-        return tuple(sorted(int(v) for v in value))
-
-    def scalar(self, field: str) -> float | int:
-        """A DML_SCALAR_UNION read as MinMaxDataType says (CLIP1, CLIP_GRAD1): an integer
-        member holds the value's low bits, a float member rounds (`fields.scalar_union`)."""
-        data_type = str(self.raw("MinMaxDataType"))
-        value: float | int = scalar_union(self.raw(field), data_type).item()
-        return value
-
-
-# ---- number conversions ------------------------------------------------------------------
-
-
-def _integer_value(value: Any, info: np.iinfo[Any]) -> int:
-    """One result in an integer output: integers wrap, floats go toward zero and saturate."""
-    if isinstance(value, float | np.floating):
-        if math.isnan(value):
-            return 0
-        if math.isinf(value):
-            return int(info.max) if value > 0 else int(info.min)
-        return min(max(math.trunc(float(value)), int(info.min)), int(info.max))
-    wrapped = int(value) & ((1 << info.bits) - 1)
-    return wrapped - (1 << info.bits) if wrapped > info.max else wrapped
-
-
-def _saturate(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
-    """Floats into an integer type: toward zero, saturating, NaN -> 0."""
-    info = np.iinfo(dtype)
-    whole = np.where(np.isnan(values), 0.0, np.trunc(values))
-    low = whole < float(info.min)  # both bounds are exact in float64 (powers of two)
-    high = whole >= float(info.max) + 1
-    inside = np.where(low | high, 0.0, whole).astype(dtype)
-    return np.where(low, info.min, np.where(high, info.max, inside)).astype(dtype)
-
-
-def _to_type(values: Any, dtype: np.dtype[Any]) -> np.ndarray:
-    """Round once (floats), wrap (integers) or saturate (floats into integers)."""
-    array = np.asarray(values)
-    if dtype.kind == "f":
-        return array.astype(np.float64).astype(dtype)
-    if array.dtype.kind == "f":
-        return _saturate(array.astype(np.float64), dtype)
-    if array.dtype.kind in "biu":
-        return array.astype(dtype)  # NumPy's integer casts wrap (two's complement)
-    # Python ints (exact results, wrapped) mixed with floats (FLOAT parameters, saturated).
-    info = np.iinfo(dtype)
-    flat = [_integer_value(v, info) for v in array.reshape(-1).tolist()]
-    return np.array(flat, dtype=dtype).reshape(array.shape)
-
-
-def _held(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
-    """An intermediate (ScaleBias's g(x), the result a fused activation reads) as a device
-    holds it: in FLOAT32 for 16- and 32-bit floats (FLOAT64 stays). The functions after it are
-    ill-conditioned enough (exp of a large argument) that computing g(x) in float64 would
-    expect a value no FLOAT32 device can produce."""
-    if dtype.kind == "f" and dtype.itemsize <= 4:
-        with np.errstate(over="ignore"):
-            return values.astype(np.float32).astype(np.float64)
-    return values
-
-
-def _is_integer(array: np.ndarray) -> bool:
-    return array.dtype.kind in "iub"
-
-
-# ---- integer helpers (exact, on Python ints) -----------------------------------------------
-
-
-def _trunc_div(a: int, b: int) -> int:
-    if b == 0:
-        return 0  # undefined (UNDEFINED_NOTES)
-    quotient = abs(a) // abs(b)
-    return quotient if (a < 0) == (b < 0) else -quotient
-
-
-def _floor_mod(a: int, b: int) -> int:
-    return 0 if b == 0 else a % b
-
-
-def _trunc_mod(a: int, b: int) -> int:
-    return 0 if b == 0 else a - b * _trunc_div(a, b)
-
-
-def _int_pow(bits: int) -> Formula:
-    def power(x: int, e: int) -> int:
-        if e >= 0:
-            return pow(x, e, 1 << bits)  # exact modulo 2^bits: wraps as the output will
-        if x in (1, -1):
-            return x if e % 2 else 1
-        return 0  # 1 / x^|e| toward zero; 0 ** negative is undefined (UNDEFINED_NOTES)
-
-    return np.frompyfunc(power, 2, 1)
-
-
-_TRUNC_DIV = np.frompyfunc(_trunc_div, 2, 1)
-_FLOOR_MOD = np.frompyfunc(_floor_mod, 2, 1)
-_TRUNC_MOD = np.frompyfunc(_trunc_mod, 2, 1)
-_ERF = np.frompyfunc(math.erf, 1, 1)
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    return np.asarray(_ERF(x), dtype=np.float64)
-
-
-# ---- activations (float64) ----------------------------------------------------------------
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-x))  # type: ignore[no-any-return]
-
-
-def _hard_sigmoid(p: _Params, x: np.ndarray) -> np.ndarray:
-    return np.maximum(0, np.minimum(p.float32("Alpha") * x + p.float32("Beta"), 1))
-
-
-def _softmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    shifted = np.exp(x - np.max(x, axis=axes, keepdims=True))  # the same ratio, no overflow
-    return shifted / np.sum(shifted, axis=axes, keepdims=True)  # type: ignore[no-any-return]
-
-
-def _log_softmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    shifted = x - np.max(x, axis=axes, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axes, keepdims=True))  # type: ignore[no-any-return]
-
-
-def _hardmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """1 at the first maximum over `axes` (row-major over them, increasing), 0 elsewhere."""
-    last = tuple(range(x.ndim - len(axes), x.ndim))
-    moved = np.moveaxis(x, axes, last)
-    rows = moved.reshape((*moved.shape[: x.ndim - len(axes)], -1))
-    first = np.argmax(rows, axis=-1)[..., None]
-    ones = np.zeros(rows.shape)
-    np.put_along_axis(ones, first, 1.0, axis=-1)
-    return np.moveaxis(ones.reshape(moved.shape), last, axes)
-
-
-def _last_axis(x: np.ndarray) -> tuple[int, ...]:
-    # The original softmax family reads its input as {BatchCount, Width} (effective rank <= 2)
-    # and, per the *1 pages' remarks, equals the *1 operator with Axes == {DimensionCount - 1}.
-    return (x.ndim - 1,)
-
-
-def _shrink(p: _Params, x: Any) -> Any:
-    bias, threshold = p.float32("Bias"), p.float32("Threshold")
-    return np.where(x > threshold, x - bias, np.where(x < -threshold, x + bias, 0))
-
-
-_FLOAT32 = np.dtype(np.float32)
 
 
 def _page_pow(x: Any, exponent: Any) -> Any:
@@ -230,45 +57,6 @@ def _page_pow(x: Any, exponent: Any) -> Any:
     x, exponent = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(exponent, np.float64))
     integral = np.isfinite(exponent) & (exponent == np.floor(exponent))
     return np.where((x < 0) & ~integral, np.nan, np.power(x, exponent))
-
-
-_ACTIVATIONS: dict[str, Formula] = {
-    "ACTIVATION_CELU": lambda p, x: (
-        np.maximum(0, x) + np.minimum(0, p.float32("Alpha") * np.expm1(x / p.float32("Alpha")))
-    ),
-    "ACTIVATION_ELU": lambda p, x: np.where(x >= 0, x, p.float32("Alpha") * np.expm1(x)),
-    "ACTIVATION_GELU": lambda p, x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
-    "ACTIVATION_HARD_SIGMOID": _hard_sigmoid,
-    "ACTIVATION_HARD_SWISH": lambda p, x: x * _hard_sigmoid(p, x),
-    "ACTIVATION_HARDMAX": lambda p, x: _hardmax(x, _last_axis(x)),
-    "ACTIVATION_HARDMAX1": lambda p, x: _hardmax(x, p.axes()),
-    "ACTIVATION_IDENTITY": lambda p, x: x,
-    "ACTIVATION_LEAKY_RELU": lambda p, x: np.where(x >= 0, x, p.float32("Alpha") * x),
-    "ACTIVATION_LINEAR": lambda p, x: p.float32("Alpha") * x + p.float32("Beta"),
-    "ACTIVATION_LOG_SOFTMAX": lambda p, x: _log_softmax(x, _last_axis(x)),
-    "ACTIVATION_LOG_SOFTMAX1": lambda p, x: _log_softmax(x, p.axes()),
-    # ln(1 + exp(y)) is logaddexp(0, y): the same value without overflow. The argument y is
-    # held in FLOAT32 (the activations' widest type), where Beta * x can overflow.
-    "ACTIVATION_PARAMETRIC_SOFTPLUS": lambda p, x: (
-        p.float32("Alpha") * np.logaddexp(0, _held(p.float32("Beta") * x, _FLOAT32))
-    ),
-    "ACTIVATION_RELU": lambda p, x: np.maximum(0, x),
-    "ACTIVATION_SCALED_ELU": lambda p, x: (
-        p.float32("Gamma") * np.where(x > 0, x, p.float32("Alpha") * np.expm1(x))
-    ),
-    "ACTIVATION_SCALED_TANH": lambda p, x: p.float32("Alpha") * np.tanh(p.float32("Beta") * x),
-    "ACTIVATION_SHRINK": _shrink,
-    "ACTIVATION_SIGMOID": lambda p, x: _sigmoid(x),
-    "ACTIVATION_SOFTMAX": lambda p, x: _softmax(x, _last_axis(x)),
-    "ACTIVATION_SOFTMAX1": lambda p, x: _softmax(x, p.axes()),
-    "ACTIVATION_SOFTPLUS": lambda p, x: (
-        np.logaddexp(0, _held(p.float32("Steepness") * x, _FLOAT32)) / p.float32("Steepness")
-    ),
-    "ACTIVATION_SOFTSIGN": lambda p, x: x / (1 + np.abs(x)),
-    "ACTIVATION_SWISH": lambda p, x: x * _sigmoid(p.float32("SigmoidInputScale") * x),
-    "ACTIVATION_TANH": lambda p, x: np.tanh(x),
-    "ACTIVATION_THRESHOLDED_RELU": lambda p, x: np.where(x > p.float32("Alpha"), x, 0),
-}
 
 
 # ---- the element-wise rules ----------------------------------------------------------------
@@ -302,7 +90,7 @@ def _unary(function: Callable[[np.ndarray], np.ndarray]) -> _Rule:
     return _Rule(_X, lambda p, x: function(x))
 
 
-def _clip(p: _Params, x: Any) -> Any:
+def _clip(p: Params, x: Any) -> Any:
     return np.minimum(p.float32("Max"), np.maximum(p.float32("Min"), x))
 
 
@@ -310,7 +98,7 @@ def _clip_grad(low: float | int, high: float | int, x: Any, gradient: Any) -> An
     return np.where(x <= low, 0, np.where(x >= high, 0, gradient))
 
 
-def _round(p: _Params, x: np.ndarray) -> Any:
+def _round(p: Params, x: np.ndarray) -> Any:
     mode = p.enum("RoundingMode", _ROUNDING_MODES, "DML_ROUNDING_MODE_")
     if mode == "HALVES_TO_NEAREST_EVEN":
         return np.rint(x)
@@ -321,7 +109,7 @@ def _round(p: _Params, x: np.ndarray) -> Any:
     return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
 
 
-def _is_infinity(p: _Params, x: np.ndarray) -> Any:
+def _is_infinity(p: Params, x: np.ndarray) -> Any:
     mode = p.enum("InfinityMode", _INFINITY_MODES, "DML_IS_INFINITY_MODE_")
     if mode == "POSITIVE":
         return x == math.inf
@@ -334,7 +122,7 @@ _ROUNDING_MODES = ("HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY")
 _INFINITY_MODES = ("EITHER", "POSITIVE", "NEGATIVE")
 
 
-def _quantize(p: _Params, value: np.ndarray, scale: Any, zero_point: Any) -> Any:
+def _quantize(p: Params, value: np.ndarray, scale: Any, zero_point: Any) -> Any:
     """clamp(round(value / scale) + zero_point, Min, Max), Min/Max the output type's range;
     round() names no tie rule: halves go to even."""
     info = np.iinfo(p.output)
@@ -342,7 +130,7 @@ def _quantize(p: _Params, value: np.ndarray, scale: Any, zero_point: Any) -> Any
 
 
 def _quantized_add(
-    p: _Params,
+    p: Params,
     a: np.ndarray,
     a_scale: np.ndarray,
     a_zero: Any,
@@ -356,16 +144,16 @@ def _quantized_add(
     return _quantize(p, total, out_scale, out_zero)
 
 
-def _sign(p: _Params, x: Any) -> Any:
+def _sign(p: Params, x: Any) -> Any:
     # -1 if x < 0, 1 if x > 0, 0 otherwise: NaN and -0 fall in "otherwise"
     return np.where(x > 0, 1, np.where(x < 0, -1, 0))
 
 
 _RULES: dict[str, _Rule] = {
-    **{name: _Rule(_X, formula) for name, formula in _ACTIVATIONS.items()},
+    **{name: _Rule(_X, formula) for name, formula in ACTIVATIONS.items()},
     # Activations the pages allow on integer tensors.
-    "ACTIVATION_RELU": _both(_X, _ACTIVATIONS["ACTIVATION_RELU"]),
-    "ACTIVATION_SHRINK": _both(_X, _shrink),
+    "ACTIVATION_RELU": _both(_X, ACTIVATIONS["ACTIVATION_RELU"]),
+    "ACTIVATION_SHRINK": _both(_X, shrink),
     "ACTIVATION_PARAMETERIZED_RELU": _both(
         ("InputTensor", "SlopeTensor"), lambda p, x, slope: np.where(x >= 0, x, slope * x)
     ),
@@ -380,7 +168,7 @@ _RULES: dict[str, _Rule] = {
     "ELEMENT_WISE_CEIL": _unary(np.ceil),
     "ELEMENT_WISE_COS": _unary(np.cos),
     "ELEMENT_WISE_COSH": _unary(np.cosh),
-    "ELEMENT_WISE_ERF": _unary(_erf),
+    "ELEMENT_WISE_ERF": _unary(erf),
     "ELEMENT_WISE_EXP": _unary(np.exp),
     "ELEMENT_WISE_FLOOR": _unary(np.floor),
     "ELEMENT_WISE_LOG": _unary(np.log),  # negative -> NaN ("indefinite"), 0 -> -inf
@@ -420,23 +208,23 @@ _RULES: dict[str, _Rule] = {
     "ELEMENT_WISE_MIN": _both(_AB, lambda p, a, b: np.minimum(a, b)),
     "ELEMENT_WISE_ATAN_YX": _Rule(_AB, lambda p, y, x: np.arctan2(y, x)),
     # "For integer divisions, the result is truncated."
-    "ELEMENT_WISE_DIVIDE": _Rule(_AB, lambda p, a, b: a / b, lambda p, a, b: _TRUNC_DIV(a, b)),
+    "ELEMENT_WISE_DIVIDE": _Rule(_AB, lambda p, a, b: a / b, lambda p, a, b: TRUNC_DIV(a, b)),
     # (a + b) / 2; integers halve the exact sum toward zero, as DIVIDE's integer divisions.
     "ELEMENT_WISE_MEAN": _Rule(
-        _AB, lambda p, a, b: (a + b) / 2, lambda p, a, b: _TRUNC_DIV(a + b, 2)
+        _AB, lambda p, a, b: (a + b) / 2, lambda p, a, b: TRUNC_DIV(a + b, 2)
     ),
     # a - b * floor(a / b): Python's %; np.mod is that, from the exact fmod.
     "ELEMENT_WISE_MODULUS_FLOOR": _Rule(
-        _AB, lambda p, a, b: np.mod(a, b), lambda p, a, b: _FLOOR_MOD(a, b)
+        _AB, lambda p, a, b: np.mod(a, b), lambda p, a, b: FLOOR_MOD(a, b)
     ),
     # a - b * trunc(a / b): C's %, exactly np.fmod on floats.
     "ELEMENT_WISE_MODULUS_TRUNCATE": _Rule(
-        _AB, lambda p, a, b: np.fmod(a, b), lambda p, a, b: _TRUNC_MOD(a, b)
+        _AB, lambda p, a, b: np.fmod(a, b), lambda p, a, b: TRUNC_MOD(a, b)
     ),
     "ELEMENT_WISE_POW": _Rule(
         ("InputTensor", "ExponentTensor"),
         lambda p, x, e: _page_pow(x, e),
-        lambda p, x, e: _int_pow(p.output.itemsize * 8)(x, e),
+        lambda p, x, e: int_pow(p.output.itemsize * 8)(x, e),
     ),
     # Comparisons and logic: 1 for true, 0 for false.
     "ELEMENT_WISE_LOGICAL_EQUALS": _both(_AB, lambda p, a, b: a == b),
@@ -485,7 +273,7 @@ _RULES: dict[str, _Rule] = {
 }
 
 # What a FusedActivation may hold: the activations' formulas, and ELEMENT_WISE_CLIP.
-_FUSABLE: dict[str, Formula] = {**_ACTIVATIONS, "ELEMENT_WISE_CLIP": _clip}
+_FUSABLE: dict[str, Formula] = {**ACTIVATIONS, "ELEMENT_WISE_CLIP": _clip}
 
 
 # ---- bitwise: each element's native encoding, as an unsigned integer of its width ----------
@@ -532,7 +320,7 @@ def _cast(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     integer -> integer wraps (the page is silent: UNDEFINED_NOTES)."""
     if values.dtype.kind != "f" and dtype.kind == "f":
         return values.astype(dtype)  # NumPy's integer -> float cast rounds to nearest even
-    return _to_type(values, dtype)
+    return to_type(values, dtype)
 
 
 # ---- the entry point -----------------------------------------------------------------------
@@ -549,7 +337,7 @@ def _fused(operator: str, fused: Mapping[str, Any] | None, values: np.ndarray) -
     if kind not in _FUSABLE:
         raise Unsupported(f"FusedActivation of {operator}: the reference cannot fuse {kind!r}.")
     fields = fused.get("Desc", fused)
-    params = _Params(f"{operator}'s FusedActivation {kind}", fields, np.dtype(np.float64))
+    params = Params(f"{operator}'s FusedActivation {kind}", fields, np.dtype(np.float64))
     return np.asarray(_FUSABLE[kind](params, values), dtype=np.float64)
 
 
@@ -568,7 +356,7 @@ def _apply(
     exact = (
         rule.exact is not None
         and not scale_bias
-        and all(_is_integer(inputs[f]) for f in rule.kind_fields or rule.inputs)
+        and all(is_integer(inputs[f]) for f in rule.kind_fields or rule.inputs)
     )
     arguments: list[Any] = []
     for field in rule.inputs:
@@ -584,15 +372,15 @@ def _apply(
             real = real * float(np.float32(scale_bias["Scale"])) + float(
                 np.float32(scale_bias["Bias"])
             )
-            real = _held(real, value.dtype)
+            real = held(real, value.dtype)
         arguments.append(real)
-    params = _Params(name, desc, dtype)
+    params = Params(name, desc, dtype)
     formula = rule.exact if exact and rule.exact is not None else rule.real
     result = np.asarray(formula(params, *arguments))
     if desc.get("FusedActivation"):
-        held = _held(result.astype(np.float64), dtype)
-        result = _fused(name, desc["FusedActivation"], held)
-    return _to_type(result, dtype)
+        activation_input = held(result.astype(np.float64), dtype)
+        result = _fused(name, desc["FusedActivation"], activation_input)
+    return to_type(result, dtype)
 
 
 def element_wise(

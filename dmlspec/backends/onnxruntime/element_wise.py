@@ -16,6 +16,10 @@ and run by onnxruntime's CPU provider. How the graphs compute:
 - Where ONNX has no operator the graph writes the page's formula (ATAN_YX, BIT_COUNT, GELU with
   opset 18, the rounding modes, the modulus of floats, the multi-axis softmax family).
 
+The activations' graphs are in element_wise_activations.py (`ACTIVATIONS`, a FusedActivation's
+too); the types the graphs compute in and the bounds and divisors they feed, in
+element_wise_numbers.py.
+
 Scalar parameters (Alpha, Min, Exponent, ...) and reshape sizes are fed to the graph as inputs,
 so one session serves every value (onnxruntime_graph.py caches sessions by graph structure).
 """
@@ -30,31 +34,23 @@ from typing import Any
 import numpy as np
 
 from ...errors import Unsupported
+from .element_wise_activations import ACTIVATIONS
+from .element_wise_numbers import (
+    bound,
+    compare_with_bound,
+    nonzero_divisor,
+    outward,
+    scalar_number,
+    to_float,
+    union_value,
+    wide,
+    wide_type,
+)
 from .graph import Graph
 
 __all__ = ["ELEMENT_WISE", "OPERATORS", "run"]
 
-# ---- helpers -----------------------------------------------------------------------------
-
-
-def _wide_type(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    if dtype.kind == "f":
-        return np.dtype(np.float64 if dtype.itemsize == 8 else np.float32)
-    if dtype.kind == "i":
-        return np.dtype(np.int64)
-    if dtype.kind == "u":
-        return np.dtype(np.uint64)
-    return dtype
-
-
-def _wide(g: Graph, value: str) -> str:
-    return g.cast(value, _wide_type(g.dtype(value)))
-
-
-def _float(g: Graph, value: str) -> str:
-    """float32 (float64 stays float64)."""
-    dtype = g.dtype(value)
-    return value if dtype == np.float64 else g.cast(value, np.float32)
+# ---- fields, FusedActivation ---------------------------------------------------------------
 
 
 def _params(raw: Any) -> Mapping[str, Any]:
@@ -64,148 +60,8 @@ def _params(raw: Any) -> Mapping[str, Any]:
     return desc if isinstance(desc, Mapping) else raw
 
 
-def _number(value: Any) -> Any:
-    """A scalar union read as the number it holds ({"Float32": x} or a plain number)."""
-    if isinstance(value, Mapping):
-        (held,) = value.values()
-        return held
-    return value
-
-
 def _enum(value: Any, prefix: str) -> str:
     return str(value).removeprefix(prefix)
-
-
-def _bound(g: Graph, number: Any, like: str) -> str:
-    """A Min/Max/threshold as `like`'s type: floats as they are; for integers, the nearest
-    integer toward zero, saturated to the type's range (the pages are silent)."""
-    dtype = g.dtype(like)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if isinstance(number, int | np.integer):  # exactly: a float rounds 2^63 - 1 up
-            return g.feed(np.array(max(info.min, min(info.max, int(number))), dtype))
-        value = float(number)
-        if math.isnan(value):
-            value = 0.0
-        held = max(info.min, min(info.max, int(value) if math.isfinite(value) else value))
-        return g.feed(np.array(int(held), dtype))
-    return g.scalar(float(number), like)
-
-
-def _nonzero_divisor(g: Graph, a: str, b: str) -> str:
-    """b with 0 (and -1 where a is the type's lowest value: INT_MIN / -1 traps on the CPU)
-    replaced by 1; those cells are undefined (DIVIDE.R1, R2, the moduli's R1)."""
-    if g.dtype(b).kind not in "iu":
-        return b
-    one = g.scalar(1, b)
-    b = g.where(g.compare("Equal", b, g.scalar(0, b)), one, b)
-    if g.dtype(b).kind == "i":
-        lowest = g.scalar(int(np.iinfo(g.dtype(a)).min), a)
-        trap = g.op(
-            "And",
-            g.compare("Equal", b, g.scalar(-1, b)),
-            g.compare("Equal", a, lowest),
-            dtype=np.bool_,
-        )
-        b = g.where(trap, one, b)
-    return b
-
-
-# ---- activations (also used as FusedActivation) ------------------------------------------
-
-Activation = Callable[[Graph, str, Mapping[str, Any]], str]
-
-
-def _softmax_family(op_type: str, old: bool) -> Activation:
-    """SOFTMAX/LOG_SOFTMAX/HARDMAX over the last axis (the old operators: effective rank 2,
-    rows) or over Axes (the *1 operators): the axes moved last and flattened into one, the
-    ONNX operator over it, then the shape and order put back."""
-
-    def build(g: Graph, x: str, params: Mapping[str, Any]) -> str:
-        shape = g.shape
-        rank = len(shape)
-        axes = [rank - 1] if old else sorted({int(a) for a in params.get("Axes") or []})
-        if not axes:
-            return g.op(op_type, x, axis=-1)
-        if axes[-1] >= rank:
-            raise ValueError(f"Axes {axes} name a dimension outside the rank {rank}")
-        kept = [d for d in range(rank) if d not in axes]
-        perm = kept + axes
-        moved = g.op("Transpose", x, perm=perm) if perm != list(range(rank)) else x
-        flat_shape = [shape[d] for d in kept] + [math.prod(shape[d] for d in axes)]
-        flat = g.op("Reshape", moved, g.feed(np.array(flat_shape, np.int64)))
-        result = g.op(op_type, flat, axis=-1)
-        back = g.op("Reshape", result, g.feed(np.array([shape[d] for d in perm], np.int64)))
-        if perm == list(range(rank)):
-            return back
-        inverse = [perm.index(d) for d in range(rank)]
-        return g.op("Transpose", back, perm=inverse)
-
-    return build
-
-
-def _p(params: Mapping[str, Any], name: str, default: float | None = None) -> float:
-    value = params.get(name, default)
-    if value is None:
-        raise Unsupported(f"the activation needs {name}")
-    return float(value)
-
-
-def _linear(g: Graph, x: str, alpha: float, beta: float) -> str:
-    return g.op("Add", g.op("Mul", x, g.scalar(alpha, x)), g.scalar(beta, x))
-
-
-ACTIVATIONS: dict[str, Activation] = {
-    "CELU": lambda g, x, p: g.op("Celu", x, alpha=_p(p, "Alpha")),
-    "ELU": lambda g, x, p: g.op("Elu", x, alpha=_p(p, "Alpha")),
-    "GELU": lambda g, x, p: g.op(  # 0.5 * x * (1 + erf(x / sqrt(2))); Gelu is opset 20
-        "Mul",
-        g.op("Mul", x, g.scalar(0.5, x)),
-        g.op(
-            "Add",
-            g.scalar(1.0, x),
-            g.op("Erf", g.op("Mul", x, g.scalar(1 / math.sqrt(2), x))),
-        ),
-    ),
-    "HARD_SIGMOID": lambda g, x, p: g.op(
-        "HardSigmoid", x, alpha=_p(p, "Alpha"), beta=_p(p, "Beta")
-    ),
-    "HARD_SWISH": lambda g, x, p: g.op(
-        "Mul", x, g.op("HardSigmoid", x, alpha=_p(p, "Alpha"), beta=_p(p, "Beta"))
-    ),
-    "HARDMAX": _softmax_family("Hardmax", old=True),
-    "HARDMAX1": _softmax_family("Hardmax", old=False),
-    "IDENTITY": lambda g, x, p: g.op("Identity", x),
-    "LEAKY_RELU": lambda g, x, p: g.op("LeakyRelu", x, alpha=_p(p, "Alpha")),
-    "LINEAR": lambda g, x, p: _linear(g, x, _p(p, "Alpha"), _p(p, "Beta")),
-    "LOG_SOFTMAX": _softmax_family("LogSoftmax", old=True),
-    "LOG_SOFTMAX1": _softmax_family("LogSoftmax", old=False),
-    "PARAMETRIC_SOFTPLUS": lambda g, x, p: g.op(
-        "Mul",
-        g.scalar(_p(p, "Alpha"), x),
-        g.op("Softplus", g.op("Mul", g.scalar(_p(p, "Beta"), x), x)),
-    ),
-    "RELU": lambda g, x, p: g.op("Relu", x),
-    "SCALED_ELU": lambda g, x, p: g.op("Selu", x, alpha=_p(p, "Alpha"), gamma=_p(p, "Gamma")),
-    "SCALED_TANH": lambda g, x, p: g.op(
-        "Mul", g.scalar(_p(p, "Alpha"), x), g.op("Tanh", g.op("Mul", g.scalar(_p(p, "Beta"), x), x))
-    ),
-    "SHRINK": lambda g, x, p: g.op("Shrink", x, bias=_p(p, "Bias"), lambd=_p(p, "Threshold")),
-    "SIGMOID": lambda g, x, p: g.op("Sigmoid", x),
-    "SOFTMAX": _softmax_family("Softmax", old=True),
-    "SOFTMAX1": _softmax_family("Softmax", old=False),
-    "SOFTPLUS": lambda g, x, p: g.op(  # ln(1 + exp(Steepness * x)) / Steepness
-        "Div",
-        g.op("Softplus", g.op("Mul", x, g.scalar(_p(p, "Steepness", 1.0), x))),
-        g.scalar(_p(p, "Steepness", 1.0), x),
-    ),
-    "SOFTSIGN": lambda g, x, p: g.op("Softsign", x),
-    "SWISH": lambda g, x, p: g.op(
-        "Mul", x, g.op("Sigmoid", g.op("Mul", x, g.scalar(_p(p, "SigmoidInputScale"), x)))
-    ),
-    "TANH": lambda g, x, p: g.op("Tanh", x),
-    "THRESHOLDED_RELU": lambda g, x, p: g.op("ThresholdedRelu", x, alpha=_p(p, "Alpha")),
-}
 
 
 def _fused(g: Graph, value: str, raw: Any) -> str:
@@ -217,7 +73,7 @@ def _fused(g: Graph, value: str, raw: Any) -> str:
     build = ACTIVATIONS.get(kind.removeprefix("ACTIVATION_"))
     if build is None or not kind.startswith("ACTIVATION_"):
         raise Unsupported(f"FusedActivation {kind!r} has no onnxruntime graph here")
-    return build(g, _float(g, value), _params(raw))
+    return build(g, to_float(g, value), _params(raw))
 
 
 # ---- operators ---------------------------------------------------------------------------
@@ -254,11 +110,11 @@ def _unary(op_type: str, **attributes: Any) -> Entry:
 
 def _unary_any(build: Callable[[Graph, Mapping[str, Any], str], str]) -> Entry:
     """An operator of floats or integers: ScaleBias, then `build` in the wide type."""
-    return Entry(("InputTensor",), lambda g, d, x: build(g, d, _scale_bias(g, _wide(g, x), d)))
+    return Entry(("InputTensor",), lambda g, d, x: build(g, d, _scale_bias(g, wide(g, x), d)))
 
 
 def _binary(build: Callable[[Graph, str, str], str]) -> Entry:
-    return Entry(("ATensor", "BTensor"), lambda g, d, a, b: build(g, _wide(g, a), _wide(g, b)))
+    return Entry(("ATensor", "BTensor"), lambda g, d, a, b: build(g, wide(g, a), wide(g, b)))
 
 
 def _logical(op_type: str) -> Entry:
@@ -308,18 +164,8 @@ def _sign(g: Graph, d: Mapping[str, Any], x: str) -> str:
     return g.op("Sub", above, g.cast(g.compare("Less", x, zero), g.dtype(x)))
 
 
-def _union_value(number: Any, data_type: Any) -> Any:
-    """A DML_SCALAR_UNION bound as its member of an integer type holds it (the spec's as_type
-    rule); floats as they are."""
-    from ...expr.functions import scalar_union_value
-    from ...reference.tensors import numpy_dtype
-
-    dtype = np.dtype(numpy_dtype(str(data_type).removeprefix("DML_TENSOR_DATA_TYPE_")))
-    return scalar_union_value(number, dtype) if dtype.kind in "iu" else number
-
-
 def _clip(g: Graph, x: str, low: Any, high: Any, min_first: bool) -> str:
-    low_value, high_value = _bound(g, low, x), _bound(g, high, x)
+    low_value, high_value = bound(g, low, x), bound(g, high, x)
     if min_first:  # CLIP1: max(Min, min(x, Max))
         return g.op("Max", low_value, g.op("Min", x, high_value))
     return g.op("Min", high_value, g.op("Max", low_value, x))  # CLIP: min(Max, max(Min, x))
@@ -327,18 +173,18 @@ def _clip(g: Graph, x: str, low: Any, high: Any, min_first: bool) -> str:
 
 def _clip_grad(union: bool) -> Entry:
     def build(g: Graph, d: Mapping[str, Any], x: str, gradient: str) -> str:
-        x, gradient = _wide(g, x), _wide(g, gradient)
+        x, gradient = wide(g, x), wide(g, gradient)
         if union:
-            low = _union_value(_number(d["Min"]), d["MinMaxDataType"])
-            high = _union_value(_number(d["Max"]), d["MinMaxDataType"])
+            low = union_value(scalar_number(d["Min"]), d["MinMaxDataType"])
+            high = union_value(scalar_number(d["Max"]), d["MinMaxDataType"])
         elif g.dtype(x).kind in "iu":  # compared as numbers: x <= -1.5 is x <= -2
-            low, high = _outward(d["Min"], math.floor), _outward(d["Max"], math.ceil)
+            low, high = outward(d["Min"], math.floor), outward(d["Max"], math.ceil)
         else:
             low, high = d["Min"], d["Max"]
         outside = g.op(
             "Or",
-            _compare_with_bound(g, "LessOrEqual", x, low),
-            _compare_with_bound(g, "GreaterOrEqual", x, high),
+            compare_with_bound(g, "LessOrEqual", x, low),
+            compare_with_bound(g, "GreaterOrEqual", x, high),
             dtype=np.bool_,
         )
         return g.where(outside, g.scalar(0, gradient), gradient)
@@ -346,35 +192,14 @@ def _clip_grad(union: bool) -> Entry:
     return Entry(("InputTensor", "InputGradientTensor"), build)
 
 
-def _compare_with_bound(g: Graph, comparison: str, x: str, number: Any) -> str:
-    """x <= number or x >= number, the bound as `_bound` holds it in x's type. A bound past an
-    integer type's range is compared strictly with the end it saturates to: x <= (a bound
-    below the range) never holds, so x < lowest; x >= (one above it) never holds, so
-    x > highest (UINT64's x <= -2, saturated to x <= 0, held at 0)."""
-    dtype = g.dtype(x)
-    value = number if isinstance(number, int) else float(number)  # exact: a UINT64 member
-    if dtype.kind in "iu" and not (isinstance(value, float) and math.isnan(value)):
-        info = np.iinfo(dtype)
-        if comparison == "LessOrEqual" and value < info.min:
-            comparison = "Less"
-        elif comparison == "GreaterOrEqual" and value > info.max:
-            comparison = "Greater"
-    return g.compare(comparison, x, _bound(g, number, x))
-
-
-def _outward(number: Any, rounding: Callable[[float], int]) -> Any:
-    value = float(number)
-    return rounding(value) if math.isfinite(value) else value
-
-
 def _divide(g: Graph, a: str, b: str) -> str:
-    return g.op("Div", a, _nonzero_divisor(g, a, b))
+    return g.op("Div", a, nonzero_divisor(g, a, b))
 
 
 def _modulus(floor: bool) -> Callable[[Graph, str, str], str]:
     def build(g: Graph, a: str, b: str) -> str:
         if g.dtype(a).kind in "iu":
-            return g.op("Mod", a, _nonzero_divisor(g, a, b), fmod=0 if floor else 1)
+            return g.op("Mod", a, nonzero_divisor(g, a, b), fmod=0 if floor else 1)
         remainder = g.op("Mod", a, b, fmod=1)  # C fmod: the sign of a
         if not floor:
             return remainder
@@ -405,7 +230,7 @@ def _mean(g: Graph, a: str, b: str) -> str:
 
 def _atan_yx(g: Graph, d: Mapping[str, Any], y: str, x: str) -> str:
     """atan2(y, x) from Atan(y / x) and the quadrant; x == 0: +-pi/2 (0 when y is 0 too)."""
-    y, x = _float(g, y), _float(g, x)
+    y, x = to_float(g, y), to_float(g, x)
     zero = g.scalar(0, x)
     base = g.op("Atan", g.op("Div", y, x))
     y_negative = g.compare("Less", y, zero)
@@ -440,11 +265,11 @@ def _bit_count(g: Graph, d: Mapping[str, Any], x: str) -> str:
 def _pow(g: Graph, d: Mapping[str, Any], x: str, exponent: str) -> str:
     x = _scale_bias(g, x, d)
     if g.dtype(x).kind == "f":
-        x = _float(g, x)
+        x = to_float(g, x)
         return g.op("Pow", x, g.cast(exponent, g.dtype(x)))
     # Integers: exact in float64 while |result| < 2^53, truncated toward zero (2^-1 == 0).
     powered = g.op("Pow", g.cast(x, np.float64), g.cast(exponent, np.float64))
-    return g.cast(powered, _wide_type(g.dtype(x)))
+    return g.cast(powered, wide_type(g.dtype(x)))
 
 
 def _dequantize(g: Graph, d: Mapping[str, Any], x: str, scale: str, *zero: str) -> str:
@@ -495,23 +320,23 @@ def _activation_entry(kind: str) -> Entry:
 
 
 def _relu(g: Graph, d: Mapping[str, Any], x: str) -> str:
-    return g.op("Relu", _wide(g, x)) if g.dtype(x).kind != "f" else g.op("Relu", _float(g, x))
+    return g.op("Relu", wide(g, x)) if g.dtype(x).kind != "f" else g.op("Relu", to_float(g, x))
 
 
 def _prelu(g: Graph, d: Mapping[str, Any], x: str, slope: str) -> str:
-    x, slope = _wide(g, x), _wide(g, slope)
+    x, slope = wide(g, x), wide(g, slope)
     negative = g.compare("Less", x, g.scalar(0, x))
     return g.where(negative, g.op("Mul", x, g.cast(slope, g.dtype(x))), x)
 
 
 def _relu_grad(g: Graph, d: Mapping[str, Any], x: str, gradient: str) -> str:
-    x, gradient = _wide(g, x), _wide(g, gradient)
+    x, gradient = wide(g, x), wide(g, gradient)
     return g.where(g.compare("Greater", x, g.scalar(0, x)), gradient, g.scalar(0, gradient))
 
 
 def _shrink(g: Graph, d: Mapping[str, Any], x: str) -> str:
     if g.dtype(x).kind == "f":
-        return ACTIVATIONS["SHRINK"](g, _float(g, x), d)
+        return ACTIVATIONS["SHRINK"](g, to_float(g, x), d)
     # Integers: the page's formula in float64 (exact for 32 bits), truncated back.
     return ACTIVATIONS["SHRINK"](g, g.cast(x, np.float64), d)
 
@@ -566,13 +391,13 @@ def _operators(out_dtype: np.dtype[Any]) -> dict[str, Entry]:
                 lambda g, d, x: _clip(
                     g,
                     x,
-                    _union_value(_number(d["Min"]), d["MinMaxDataType"]),
-                    _union_value(_number(d["Max"]), d["MinMaxDataType"]),
+                    union_value(scalar_number(d["Min"]), d["MinMaxDataType"]),
+                    union_value(scalar_number(d["Max"]), d["MinMaxDataType"]),
                     True,
                 )
             ),
             "ELEMENT_WISE_THRESHOLD": _unary_any(
-                lambda g, d, x: g.op("Max", x, _bound(g, d["Min"], x))
+                lambda g, d, x: g.op("Max", x, bound(g, d["Min"], x))
             ),
             "ELEMENT_WISE_CLIP_GRAD": _clip_grad(union=False),
             "ELEMENT_WISE_CLIP_GRAD1": _clip_grad(union=True),
@@ -684,7 +509,7 @@ def run(
             array = np.ascontiguousarray(array).view(_bit_view(array.dtype))
         values[name] = g.feed(array)
     if entry.float_only:
-        values = {name: _float(g, value) for name, value in values.items()}
+        values = {name: to_float(g, value) for name, value in values.items()}
     if kind == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":
         result = entry.build(g, desc, **values)
     else:

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..read import DocPage, DocPageError, parse_example_code, parse_page
+from ..example_code import parse_example_code
+from ..read import DocPage, DocPageError, function_groups, parse_page
 from .ctypes import CType, classify, plain_c_type
 from .header import HeaderField, compatible_kinds
 from .sentences import normative_sentences, parse_same_members, parse_value_range
 
-__all__ = ["DraftContext", "OperatorDraft", "draft_operator", "function_groups"]
+__all__ = ["DraftContext", "OperatorDraft", "draft_operator"]
 
 SCHEMA_REF = "../schema/operator.schema.json"
 UNENCODED_REASON = "drafted from the page; not yet encoded as a constraint"
@@ -353,24 +354,6 @@ def _introduced(
             f"under DML_FEATURE_LEVEL_{from_history}; the draft follows the page"
         )
     return page_level
-
-
-_GROUP_HEADING = re.compile(r"^#{2,6}\s+(?P<text>(?!DML_FEATURE_LEVEL)[A-Z][A-Z0-9_, ]*)\s*$")
-
-
-def function_groups(text: str) -> list[tuple[int, tuple[str, ...]]]:
-    """(line, names) of headings such as "### ARGMIN and ARGMAX" in the support section."""
-    groups = []
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("## Tensor support")), None)
-    if start is None:
-        return []
-    for index in range(start + 1, len(lines)):
-        match = _GROUP_HEADING.match(lines[index].replace(" and ", ", "))
-        if match:
-            names = tuple(n.strip() for n in match["text"].split(",") if n.strip())
-            groups.append((index + 1, names))
-    return groups
 
 
 def _support(

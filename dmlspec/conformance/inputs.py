@@ -1,0 +1,148 @@
+"""Drawing input data for a desc: index tensors within the bounds the spec's `requires`
+constraints state, other tensors with edge values. Drawn from the case's random stream, so the
+same seed always gives the same data.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..binding import bind_desc
+from ..expr import Absent, ExpressionError, nodes
+from ..model import Catalog, OperatorSpec
+from .descs import tensor_like
+
+__all__ = ["draw_inputs"]
+
+
+def _index_bounds(
+    catalog: Catalog, spec: OperatorSpec, operator: Mapping[str, Any]
+) -> dict[str, Any]:
+    """For each tensor a requires constraint bounds with in_bounds(T.Values, B): B."""
+    env = bind_desc(catalog.common, spec, operator["desc"])
+    bounds: dict[str, Any] = {}
+    for constraint in spec.constraints:
+        for node in nodes.walk(constraint.expr.tree):
+            match node:
+                case nodes.Call(
+                    func="in_bounds",
+                    args=(nodes.Member(obj=nodes.Name(id=tensor), member="Values"), bound),
+                ):
+                    try:
+                        bounds[tensor] = env_value(bound, env)
+                    except (Absent, ExpressionError):
+                        continue
+    return bounds
+
+
+def env_value(node: nodes.Node, env: Any) -> Any:
+    from ..expr.evaluate import evaluate
+
+    return evaluate(node, env, "")
+
+
+def _edge_values(dtype: np.dtype[Any], count: int, rng: random.Random) -> np.ndarray:
+    """A mixture: the type's edge values and functions' singular points (zeros of both signs,
+    subnormals, the extremes, infinities, NaN, +-1, halves), small values (the domain of
+    acos, exponents, shift amounts) and values spread over a wide range. Drawn by a NumPy
+    generator seeded from `rng`, so a case stays reproducible from its seed."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    roll = generator.random(count)
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        edges = np.array(
+            [
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                0.5,
+                -2.5,
+                2.0,
+                float(info.max),
+                float(-info.max),
+                float(info.tiny),
+                float(info.smallest_subnormal),
+                -float(info.smallest_subnormal),
+                np.inf,
+                -np.inf,
+                np.nan,
+                0.1,
+                3.5,
+            ]
+        )
+        values = np.where(
+            roll < 0.3,
+            edges[generator.integers(len(edges), size=count)],
+            np.where(
+                roll < 0.65, generator.uniform(-2, 2, count), generator.uniform(-100, 100, count)
+            ),
+        )
+        return values.astype(dtype)
+    limits = np.iinfo(dtype)
+    low, high = int(limits.min), int(limits.max)
+    extremes = np.array([low, high, 0, 1, -1 if low < 0 else 2, high // 2 + 1], dtype=dtype)
+    small = generator.integers(max(low, -10), 10, size=count, dtype=dtype, endpoint=True)
+    wide = generator.integers(low, high, size=count, dtype=dtype, endpoint=True)
+    picked = extremes[generator.integers(len(extremes), size=count)]
+    return np.where(roll < 0.3, picked, np.where(roll < 0.65, small, wide)).astype(dtype)
+
+
+def _bounded_indices(
+    dtype: np.dtype[Any], shape: tuple[int, ...], bound: Any, rng: random.Random
+) -> np.ndarray:
+    """Indices in [-B, B) for a signed type (negative ones count from the end), [0, B) for an
+    unsigned one; B is one bound, or one per position of the last axis."""
+    count = int(np.prod(shape)) if shape else 1
+    if isinstance(bound, list):
+        limits = np.resize(np.array(bound, dtype=np.int64), count)
+    else:
+        limits = np.full(count, int(bound), dtype=np.int64)
+    lows = -limits if dtype.kind == "i" else np.zeros_like(limits)
+    generator = np.random.default_rng(rng.getrandbits(64))
+    return generator.integers(lows, limits, size=count).astype(dtype).reshape(shape)
+
+
+def draw_inputs(
+    catalog: Catalog,
+    spec: OperatorSpec,
+    operator: Mapping[str, Any],
+    rng: random.Random,
+    unique_targets: bool = False,
+) -> dict[str, Any]:
+    """Input data: index tensors within the bounds the spec's requires constraints state (negative
+    values for signed types too); other data with edge values (extremes, NaN, infinities, -0)."""
+    from ..validation import check_requires
+
+    bounds = _index_bounds(catalog, spec, operator)
+    desc = operator["desc"]
+    for _ in range(50):
+        inputs: dict[str, Any] = {}
+        for field in tensor_like(spec):
+            if field.is_output or field.name not in desc:
+                continue
+            if field.is_tensor_array:
+                inputs[field.name] = [
+                    _edge_values(
+                        np.dtype(catalog.common.data_type(item["DataType"]).numpy),
+                        int(np.prod(item["Sizes"])),
+                        rng,
+                    ).reshape(tuple(item["Sizes"]))
+                    for item in desc[field.name]
+                ]
+                continue
+            tensor = desc[field.name]
+            dtype = np.dtype(catalog.common.data_type(tensor["DataType"]).numpy)
+            shape = tuple(tensor["Sizes"])
+            count = int(np.prod(shape)) if shape else 1
+            if field.name in bounds:
+                inputs[field.name] = _bounded_indices(dtype, shape, bounds[field.name], rng)
+            else:
+                inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
+        if not unique_targets or check_requires(operator, inputs).satisfied:
+            return inputs
+    return inputs
