@@ -44,7 +44,7 @@ _COUNT_LINE = re.compile(r"^\s*(\w+DimensionCount) = (\d+)", re.M)
 
 def default_docs_dir() -> Path:
     """The shared/ folder beside the repository checkout."""
-    return Path(__file__).resolve().parents[2] / "shared"
+    return Path(__file__).resolve().parents[3] / "shared"
 
 
 HISTORY_PAGE = "feature-level-history"  # the doc_pages id of the feature-level history
