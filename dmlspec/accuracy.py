@@ -48,7 +48,11 @@ __all__ = [
 ]
 
 ALLOW_HALF_PRECISION = "DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION"
-_NUMPY = {"FLOAT16": np.float16, "FLOAT32": np.float32, "FLOAT64": np.float64}
+_FLOATS = {"FLOAT16": np.float16, "FLOAT32": np.float32, "FLOAT64": np.float64}
+
+
+def _finfo(data_type: str) -> Any:
+    return np.finfo(_FLOATS[data_type])
 
 
 def accumulation_type(output_type: str, execution_flags: Iterable[str] = ()) -> str:
@@ -64,7 +68,7 @@ def accumulation_type(output_type: str, execution_flags: Iterable[str] = ()) -> 
 
 def _unit(data_type: str) -> tuple[float, float]:
     """u(T) = 2^-(1 + fraction bits) and the smallest normal value of T."""
-    info = np.finfo(_NUMPY[data_type])
+    info = _finfo(data_type)
     return 2.0 ** (-1 - info.nmant), float(info.tiny)
 
 
@@ -134,12 +138,12 @@ def check_dot_product(
     where = np.ones(ref.shape, bool) if defined is None else np.asarray(defined, bool)
     u_out, tiny_out = _unit(output_type)
     u_acc, tiny_acc = _unit(accumulation)
-    largest = float(np.finfo(_NUMPY[output_type]).max)
+    largest = float(_finfo(output_type).max)
     with np.errstate(all="ignore"):
         order_decides = ~(bnd * (1 + u_out) <= largest)
         allowed = ks * np.maximum(bnd * u_acc, tiny_acc)
         if u_acc < u_out:  # the final rounding into a narrower output type
-            smallest_gap = float(np.finfo(_NUMPY[output_type]).smallest_subnormal)
+            smallest_gap = float(_finfo(output_type).smallest_subnormal)
             allowed = allowed + np.maximum(u_out * (np.abs(ref) + allowed), smallest_gap / 2)
         gap = np.abs(got - ref)
         zero_bound = bnd == 0

@@ -13,7 +13,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..limits import quote
 
-__all__ = ["Backend", "BackendLoadError", "check_backend", "highest_feature_level"]
+__all__ = [
+    "Backend",
+    "BackendLoadError",
+    "check_backend",
+    "execution_flags",
+    "highest_feature_level",
+]
 
 
 @runtime_checkable
@@ -63,3 +69,31 @@ def check_backend(backend: Any, chosen: str) -> None:
         raise BackendLoadError(
             f"backend {shown}: validates must be true or false; got {quote(validates)}"
         )
+    execution_flags(backend, chosen)
+
+
+def execution_flags(backend: Any, chosen: str | None = None) -> tuple[str, ...]:
+    """The DirectML execution flags the backend declares it runs with (`execution_flags`,
+    default none), as DML_EXECUTION_FLAG_ names; BackendLoadError for anything else. The
+    accuracy model reads them: FLOAT16 accumulates in FLOAT32 unless
+    DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION is declared."""
+    from dmlspec_generated.validators.common import ENUMS
+
+    prefix, members = ENUMS["DML_EXECUTION_FLAGS"]
+    declared = getattr(backend, "execution_flags", ())
+    shown = quote(chosen or getattr(backend, "name", "?"))
+    if isinstance(declared, str) or not isinstance(declared, list | tuple | frozenset | set):
+        raise BackendLoadError(
+            f"backend {shown}: execution_flags must be a list of DML_EXECUTION_FLAGS names; "
+            f"got {quote(declared)}"
+        )
+    flags = []
+    for flag in declared:
+        name = flag.removeprefix(prefix) if isinstance(flag, str) else None
+        if name not in members:
+            raise BackendLoadError(
+                f"backend {shown}: execution_flags: {quote(flag)} is not a DML_EXECUTION_FLAGS "
+                f"member (known: {', '.join(prefix + m for m in members)})"
+            )
+        flags.append(prefix + name)
+    return tuple(sorted(set(flags)))

@@ -33,6 +33,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ..backends import BackendLoadError
+from ..backends.contract import execution_flags
 from ..errors import InvalidOperator, Unsupported
 from ..limits import CASE_TIMEOUT, MAX_BUFFER_BYTES, quote
 
@@ -127,6 +128,7 @@ class IsolatedBackend:
         self.feature_level: str = info["feature_level"]
         self.validates: bool = info["validates"]
         self.expected_failures: Any = info["expected_failures"]
+        self.execution_flags: tuple[str, ...] = tuple(info.get("execution_flags", ()))
 
     def _start(self) -> dict[str, Any]:
         self._spawn()
@@ -352,6 +354,7 @@ def _serve(receive: BinaryIO, send: BinaryIO, spec: str) -> None:
             "feature_level": backend.feature_level,
             "validates": bool(getattr(backend, "validates", False)),
             "expected_failures": _expected_failures_json(backend),
+            "execution_flags": list(execution_flags(backend)),
         }
     )
 

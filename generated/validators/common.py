@@ -75,6 +75,13 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH",
         ),
     ),
+    "DML_EXECUTION_FLAGS": (
+        "DML_EXECUTION_FLAG_",
+        (
+            "NONE", "ALLOW_HALF_PRECISION_COMPUTATION", "DISABLE_META_COMMANDS",
+            "DESCRIPTORS_VOLATILE",
+        ),
+    ),
     "DML_FEATURE_LEVEL": (
         "DML_FEATURE_LEVEL_",
         (
