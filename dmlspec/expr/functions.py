@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from . import cells
 from .errors import Absent
+from .facts import Facts
 from .types import (
     ARRAY,
     BOOL,
@@ -33,20 +34,10 @@ from .types import (
     is_assignable,
 )
 
-__all__ = ["FUNCTIONS", "Facts", "Function", "TypeRuleError", "scalar_union_value"]
+__all__ = ["FUNCTIONS", "Function", "TypeRuleError", "scalar_union_value"]
 
 DATA_TYPE = EnumType("DML_TENSOR_DATA_TYPE")
 REDUCE_FUNCTION = EnumType("DML_REDUCE_FUNCTION")
-
-
-class Facts(Protocol):
-    """DirectML facts some functions need; implemented by the loaded common spec."""
-
-    def element_bits(self, data_type: str) -> int: ...
-
-    def numpy_dtype(self, data_type: str) -> str | None: ...
-
-    def level_rank(self, level: str) -> int: ...
 
 
 class TypeRuleError(Exception):
