@@ -33,14 +33,14 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from ..errors import InvalidOperator
-from ..expr import Absent
-from ..limits import quote
-from ..validation.runtime import TensorView, View
-from ..validation.shape import read_desc
-from ..validation.tables import CommonTable
-from . import host
-from .layout import Layout, read_view, write_view
+from ...errors import InvalidOperator
+from ...expr import Absent
+from ...limits import quote
+from ...validation.runtime import TensorView, View
+from ...validation.shape import read_desc
+from ...validation.tables import CommonTable
+from .. import host
+from ..layout import Layout, read_view, write_view
 
 __all__ = ["KernelTable", "call_kernel", "run_operator", "trace_count"]
 
