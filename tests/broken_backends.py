@@ -289,6 +289,7 @@ class FailsItsFirstFill(NumpyBackend):
     flake, gone when the case runs again."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.fills = 0
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
