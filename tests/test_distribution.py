@@ -5,6 +5,7 @@ tests/test_distribution_runs.py."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -308,3 +309,36 @@ def test_merge_reports_refuses_different_backends_in_one_line(tmp_path: Path) ->
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert "reports of different backends cannot be merged" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["github-actions-shards.yml", "gitlab-parallel-shards.yml"])
+def test_the_example_ci_workflows_run_commands_dmlspec_accepts(name: str) -> None:
+    import shlex
+
+    import yaml
+
+    from dmlspec.cli import build_parser
+
+    text = (REPO_ROOT / "docs" / "ci" / name).read_text()
+    yaml.safe_load(text)
+    variables = {
+        "${{ matrix.shard }}": "2",
+        "$CI_NODE_INDEX": "2",
+        "$CI_NODE_TOTAL": "4",
+        "report-*": "report-1 report-2",
+    }
+    for old, new in variables.items():
+        text = text.replace(old, new)
+    commands = [
+        " ".join(line.split())
+        for line in re.findall(
+            r"(dmlspec (?:conformance|merge-reports)[^\n]*(?:\n\s+--[^\n]*)*)", text
+        )
+    ]
+    assert any("--shard 2/4" in c or '--shard "2/4"' in c for c in commands)
+    assert any(c.startswith("dmlspec merge-reports") for c in commands)
+    for command in commands:
+        args = build_parser().parse_args(shlex.split(command)[1:])
+        if args.command == "conformance":
+            assert str(Shard.parse(args.shard)) == "2/4"
+            assert Baseline.read(REPO_ROOT / args.baseline) == Baseline()
