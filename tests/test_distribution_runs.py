@@ -124,6 +124,8 @@ def test_a_case_passing_on_a_retry_is_flaky_never_passed(tmp_path: Path) -> None
     assert outcomes[failed] == "flaky"
     assert list(outcomes.values()).count("flaky") == 1
     assert f"flaky: {failed}: failed, then passed on run 2" in retried.stdout
+    report = (tmp_path / "retried" / "report.md").read_text()
+    assert f"## Flaky\n\n- `{failed}`: failed, then passed on run 2" in report
 
     # A known flake fails nothing even without a retry.
     baseline = tmp_path / "flakes.json"
