@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .backends import BackendLoadError
 from .errors import SpecError
+from .extras import importable, install_hint
 from .limits import LimitError, cut, quote
 from .loading import load_catalog
 from .model import Catalog
@@ -223,6 +224,8 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .limits import CASE_TIMEOUT
 
     share_accelerator(os.environ)
+    if args.workers and not importable("xdist"):
+        raise BadInput(f"--workers runs on pytest-xdist; {install_hint('xdist')}")
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
@@ -355,7 +358,14 @@ def command_export(args: argparse.Namespace) -> int:
         catalog.common.feature_level(level)
     except KeyError as error:
         raise BadInput(str(error.args[0])) from None
-    formats = ("dxdispatch", "onnx") if args.format == "all" else (args.format,)
+    chosen = args.format or "all"
+    formats = ("dxdispatch", "onnx") if chosen == "all" else (chosen,)
+    left_out_onnx = ""
+    if "onnx" in formats and not importable("onnx"):
+        if args.format is not None:  # asked for by name: say how to get it, write nothing
+            raise BadInput(f"--format {args.format} needs onnx; {install_hint('onnx')}")
+        formats = ("dxdispatch",)
+        left_out_onnx = f"onnx vectors left out: {install_hint('onnx')}"
     if "onnx" in formats:
         formats = ("dxdispatch", *formats) if "dxdispatch" not in formats else formats
     out = _writable_folder(Path(args.out), "--out")
@@ -364,6 +374,8 @@ def command_export(args: argparse.Namespace) -> int:
     except OSError as error:
         raise BadInput(f"cannot write to {args.out}: {error.strerror or error}") from None
     print(f"exported {len(manifest['cases'])} cases to {args.out} ({', '.join(formats)})")
+    if left_out_onnx:
+        print(left_out_onnx)
     for left in manifest["left_out"]:
         print(f"left out {left['id']}: {left['reason']}")
     return EXIT_OK
@@ -488,7 +500,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--ops", nargs="+", help="operators (default: all)")
     export.add_argument("--feature-level", help="highest level to export (default: the highest)")
     export.add_argument("--profile", default="ci", choices=["ci", "dev", "thorough"])
-    export.add_argument("--format", default="all", choices=["dxdispatch", "onnx", "all"])
+    export.add_argument(
+        "--format",
+        choices=["dxdispatch", "onnx", "all"],
+        help="default: all (onnx only where the onnx package is installed)",
+    )
     export.add_argument("--large", action="store_true", help="keep cases over 1 MiB")
     export.set_defaults(run=command_export)
     vectors = commands.add_parser("run-vectors", help="run exported vectors against a backend")
@@ -537,9 +553,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = _missing_dependency(error)
         if missing is not None:
             print(
-                f"dmlspec: this command needs the Python package {quote(missing)}, a dependency "
-                f"of dmlspec that {sys.executable} cannot import; install dmlspec with its "
-                "dependencies (in a checkout: python -m pip install -e .)",
+                f"dmlspec: this command needs the Python package {quote(missing)}, which "
+                f"{sys.executable} cannot import; {install_hint(missing)}",
                 file=sys.stderr,
             )
             return EXIT_BAD_INPUT
