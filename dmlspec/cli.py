@@ -218,7 +218,8 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .backends import is_builtin, load_backend
     from .conformance import plugin
     from .conformance.isolation import IsolatedBackend
-    from .conformance.report import render_markdown, render_matrix
+    from .conformance.report import render_markdown, render_terminal
+    from .conformance.report_html import render_html
     from .generate import default_output_dir
     from .generate.dest.tests import suite_path
     from .limits import CASE_TIMEOUT
@@ -300,6 +301,14 @@ def command_conformance(args: argparse.Namespace) -> int:
         options.append(f"--dml-ops={','.join(operators)}")
     if args.workers:
         options += ["-n", args.workers, "--dist", "loadfile"]
+    level = args.feature_level or str(backend.feature_level)
+    ran = f"{len(operators)} operators" if operators else "every operator with a kernel"
+    print(
+        f"dmlspec conformance: {ran} on {backend.name} at feature level "
+        f"{level.removeprefix('DML_FEATURE_LEVEL_')}, profile {args.profile}, "
+        f"{args.workers or 1} worker(s); reports in {report_dir}",
+        flush=True,
+    )
     try:
         code = int(pytest.main(options))
     finally:
@@ -312,38 +321,53 @@ def command_conformance(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT if code in (3, 4) else EXIT_FAILED
     results = json.loads(results_file.read_text())
     (report_dir / "report.md").write_text(render_markdown(results))
-    print(render_matrix(results))
-    print(f"reports: {report_dir}/results.json, junit.xml, report.md")
+    (report_dir / "report.html").write_text(render_html(results))
+    print(render_terminal(results))
+    print(f"reports: {report_dir}/results.json, junit.xml, report.md, report.html")
     failed = any(t["outcome"] == "failed" for t in results["tests"])
     return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
 
 
 def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list[str]:
     """The operators `--ops` names (when none: every one with a kernel whose suite is not
-    marked in progress); BadInput for an unknown one or one dmlspec cannot run yet."""
+    marked in progress). Named operators without a kernel are left out, said in one line on
+    stderr; BadInput for an unknown name, or when none of those named has a kernel."""
     if not names:
         return [
             spec.name
             for spec in catalog.with_kernels
             if spec.kernel is None or spec.kernel.in_progress is None
         ]
-    runnable = ", ".join(s.name for s in catalog.with_kernels)
-    chosen = []
+    chosen: list[str] = []
+    without: list[str] = []
     for name in names:
         try:
             spec = catalog.operator(name)
         except KeyError:
             raise BadInput(
-                f"--ops: unknown operator {quote(name)} (`dmlspec list` shows the "
-                f"{len(catalog.operators)} operators dmlspec knows)"
+                f"--ops: unknown operator {quote(name)}{_closest(catalog, name)} "
+                f"(`dmlspec list` shows the {len(catalog.operators)} operators dmlspec knows)"
             ) from None
-        if spec.kernel is None:
-            raise BadInput(
-                f"{spec.name} has a spec and a validator but no {what} yet "
-                f"(operators with kernels and suites: {runnable})"
-            )
-        chosen.append(spec.name)
+        (chosen if spec.kernel is not None else without).append(spec.name)
+    if without:
+        having = (
+            f"{len(catalog.with_kernels)} of {len(catalog.operators)} operators have kernels; "
+            "`dmlspec list` shows which"
+        )
+        left = ", ".join(without)
+        if not chosen:
+            raise BadInput(f"--ops: {left} has a spec and a validator but no {what} yet ({having})")
+        print(f"dmlspec: left out {left}: no {what} yet ({having})", file=sys.stderr)
     return chosen
+
+
+def _closest(catalog: Catalog, name: str) -> str:
+    import difflib
+
+    names = [spec.name for spec in catalog.operators]
+    wanted = name.upper().removeprefix("DML_OPERATOR_")
+    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def command_export(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import re
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -126,6 +127,7 @@ def expected_failures(backend: Any) -> list[dict[str, Any]]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _started[:] = [time.monotonic()]
     _session_results.clear()
     config.stash[_RESULTS] = []
     _worker_cells.clear()
@@ -228,7 +230,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         wanted = {o.strip().upper().removeprefix("DML_OPERATOR_") for o in operators.split(",")}
         wanted = {catalog().operator(o).name for o in wanted}
         _keep(config, items, lambda operator: operator in wanted or operator is None)
-    expected = [dict(e, used=False) for e in _expected_failures(config)] if items else []
+    # Entries of operators this run leaves out are not this run's business.
+    running = {_operator_of(item) for item in items}
+    expected = [
+        dict(e, used=False)
+        for e in (_expected_failures(config) if items else [])
+        if e.get("operator") is None or e["operator"] in running
+    ]
     config.stash[_EXPECTED] = expected
     for item in items:
         operator = _operator_of(item)
@@ -243,7 +251,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     {
                         "operator": operator,
                         "test": getattr(item, "originalname", item.name),
-                        **{k: str(v) for k, v in values.items()},
+                        # pytest's placeholder for an empty parameter set is no value
+                        **{
+                            k: str(v) for k, v in values.items() if type(v).__name__ != "NotSetType"
+                        },
                     }
                 ),
             )
@@ -289,11 +300,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     outcome: str = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
-    message = ""
+    message = case_text = ""
     if report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)  # the exception's own message
         said = str(crash.message if crash is not None else report.longrepr or "")
         message = (said.splitlines() or [""])[0][:500]
+        case_text = said.partition("\n--- case ---\n")[2][:8000]  # to rerun it (check.py)
     elif report.skipped and isinstance(report.longrepr, tuple):
         message = str(report.longrepr[2])[:300]
     case = json.loads(str(dict(report.user_properties).get("dml_case", "{}")))
@@ -302,6 +314,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "nodeid": report.nodeid,
             "outcome": outcome,
             "message": message,
+            **({"case": case_text} if case_text else {}),
             **json.loads(str(meta)),
             **case,
         }
@@ -313,6 +326,7 @@ _session_results: list[dict[str, Any]] = []
 _worker_cells: Counter[tuple[str, ...]] = Counter()
 _worker_layouts: Counter[tuple[str, ...]] = Counter()
 _worker_cases = [0, 0]  # cases xdist workers ran, and checks (suite.Target)
+_started = [0.0]  # when the session started (time.monotonic), for cases per second
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -422,14 +436,25 @@ def _write_results(
     stale = sorted({r["nodeid"] for r in _session_results if r["outcome"] == "xpassed"})
     payload = {
         "backend": target.backend.name,
+        # what chose it (module:attr, onnxruntime:PROVIDER, ...): the rerun commands name it
+        "backend_option": config.getoption("dml_backend")
+        or os.environ.get("DMLSPEC_BACKEND")
+        or target.backend.name,
         "feature_level": target.feature_level,
         "tests": _session_results,
         "cases": counts[0],
         "checks": counts[1],
+        "seconds": round(time.monotonic() - _started[0], 1),
         "coverage": coverage_table(target.feature_level, operators, cells),
         "layouts": layout_table(operators, layouts),
         "expected_failures": [
-            {"pattern": e["pattern"], "reason": e["reason"], "matched": e["used"]} for e in expected
+            {
+                "operator": e.get("operator", ""),
+                "pattern": e["pattern"],
+                "reason": e["reason"],
+                "matched": e["used"],
+            }
+            for e in expected
         ],
         "stale": stale,
     }
@@ -459,8 +484,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             cell = " ".join(str(row[k]) for k in ("operator", "level", "tensor", "kind", "value"))
             write(f"  not hit: {cell}")
     for entry in config.stash[_EXPECTED]:
+        operator = f"{entry['operator']} " if entry.get("operator") else ""
         write(
-            f"  expected failure {entry['pattern']}: {entry['reason']}"
+            f"  expected failure {operator}{entry['pattern']}: {entry['reason']}"
             + ("" if entry["used"] else " (matches no test)")
         )
     for result in _session_results:
