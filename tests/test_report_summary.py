@@ -172,3 +172,13 @@ def test_ops_naming_only_operators_without_kernels_is_one_short_line(tmp_path: P
     unknown = _cli("export", "--out", str(tmp_path), "--ops", "CONVOLUTON")
     assert unknown.returncode == 2
     assert "did you mean CONVOLUTION" in unknown.stderr and len(unknown.stderr) < 300
+
+
+def test_the_target_hypothesis_shows_stays_short_however_much_ran() -> None:
+    from dmlspec.backends import NumpyBackend
+    from dmlspec.conformance.suite import Target
+
+    target = Target(NumpyBackend(), "6_4")
+    for n in range(5000):
+        target.cells[("GATHER", "6_4", "InputTensor", "rank", str(n))] += 1
+    assert repr(target) == "Target('numpy', '6_4')"

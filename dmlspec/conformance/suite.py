@@ -52,9 +52,14 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
-@dataclass
+@dataclass(repr=False)
 class Target:
     """The backend under test and what the run has exercised."""
+
+    def __repr__(self) -> str:
+        # Hypothesis writes the repr of a property test's arguments on every example: with the
+        # run's counters in it, it grew past 30 kB and warned (HypothesisWarning).
+        return f"Target({getattr(self.backend, 'name', self.backend)!r}, {self.feature_level!r})"
 
     backend: Any
     feature_level: str
