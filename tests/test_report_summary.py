@@ -182,3 +182,22 @@ def test_the_target_hypothesis_shows_stays_short_however_much_ran() -> None:
     for n in range(5000):
         target.cells[("GATHER", "6_4", "InputTensor", "rank", str(n))] += 1
     assert repr(target) == "Target('numpy', '6_4')"
+
+
+@pytest.mark.parametrize(
+    ("sizes", "pointed"),
+    [
+        (([1, 1, 2, 2], [1, 1, 2, 2], [1, 1, 2, 3]), "/desc/OutputTensor/Sizes"),
+        (([1, 1, 2, 3], [1, 1, 2, 2], [1, 1, 2, 2]), "/desc/ATensor/Sizes"),
+        (([1, 1, 2, 2], [1, 1, 2, 3], [1, 1, 2, 2]), "/desc/BTensor/Sizes"),
+        (([1, 1, 2, 1], [1, 1, 2, 3], [1, 1, 2, 2]), "/desc/ATensor/Sizes"),  # no majority
+    ],
+)
+def test_a_sizes_violation_points_at_the_tensor_that_differs_from_the_others(
+    sizes: tuple[list[int], ...], pointed: str
+) -> None:
+    tensors = ("ATensor", "BTensor", "OutputTensor")
+    desc = {t: {"DataType": "FLOAT32", "Sizes": s} for t, s in zip(tensors, sizes, strict=True)}
+    result = validate_operator({"type": "DML_OPERATOR_ELEMENT_WISE_ADD", "desc": desc})
+    (violation,) = [v for v in result.violations if v.constraint == "ELEMENT_WISE_ADD.C3"]
+    assert violation.path == pointed
