@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .backends import BackendLoadError
 from .errors import SpecError
+from .extras import importable, install_hint
 from .limits import LimitError, cut, quote
 from .loading import load_catalog
 from .model import Catalog
@@ -217,12 +218,15 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .backends import is_builtin, load_backend
     from .conformance import distribution, plugin
     from .conformance.isolation import IsolatedBackend
-    from .conformance.report import render_markdown, render_matrix
+    from .conformance.report import render_markdown, render_terminal
+    from .conformance.report_html import render_html
     from .generate import default_output_dir
     from .generate.dest.tests import suite_path
     from .limits import CASE_TIMEOUT
 
     share_accelerator(os.environ)
+    if args.workers and not importable("xdist"):
+        raise BadInput(f"--workers runs on pytest-xdist; {install_hint('xdist')}")
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
@@ -308,6 +312,14 @@ def command_conformance(args: argparse.Namespace) -> int:
     if args.workers:
         options += ["-n", args.workers, "--dist", "loadfile"]
     options += selection.pytest_options(report_dir)
+    level = args.feature_level or str(backend.feature_level)
+    ran = f"{len(operators)} operators" if operators else "every operator with a kernel"
+    print(
+        f"dmlspec conformance: {ran} on {backend.name} at feature level "
+        f"{level.removeprefix('DML_FEATURE_LEVEL_')}, profile {args.profile}, "
+        f"{args.workers or 1} worker(s); reports in {report_dir}",
+        flush=True,
+    )
     try:
         code = int(pytest.main(options))
     finally:
@@ -323,8 +335,9 @@ def command_conformance(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT if code in (3, 4) else EXIT_FAILED
     results = json.loads(results_file.read_text())
     (report_dir / "report.md").write_text(render_markdown(results))
-    print(render_matrix(results))
-    print(f"reports: {report_dir}/results.json, junit.xml, report.md")
+    (report_dir / "report.html").write_text(render_html(results))
+    print(render_terminal(results))
+    print(f"reports: {report_dir}/results.json, junit.xml, report.md, report.html")
     if args.write_baseline:
         print(distribution.write_baseline(Path(args.write_baseline), results))
     failed = any(t["outcome"] == "failed" for t in results["tests"])
@@ -351,30 +364,44 @@ def command_merge_reports(args: argparse.Namespace) -> int:
 
 def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list[str]:
     """The operators `--ops` names (when none: every one with a kernel whose suite is not
-    marked in progress); BadInput for an unknown one or one dmlspec cannot run yet."""
+    marked in progress). Named operators without a kernel are left out, said in one line on
+    stderr; BadInput for an unknown name, or when none of those named has a kernel."""
     if not names:
         return [
             spec.name
             for spec in catalog.with_kernels
             if spec.kernel is None or spec.kernel.in_progress is None
         ]
-    runnable = ", ".join(s.name for s in catalog.with_kernels)
-    chosen = []
+    chosen: list[str] = []
+    without: list[str] = []
     for name in names:
         try:
             spec = catalog.operator(name)
         except KeyError:
             raise BadInput(
-                f"--ops: unknown operator {quote(name)} (`dmlspec list` shows the "
-                f"{len(catalog.operators)} operators dmlspec knows)"
+                f"--ops: unknown operator {quote(name)}{_closest(catalog, name)} "
+                f"(`dmlspec list` shows the {len(catalog.operators)} operators dmlspec knows)"
             ) from None
-        if spec.kernel is None:
-            raise BadInput(
-                f"{spec.name} has a spec and a validator but no {what} yet "
-                f"(operators with kernels and suites: {runnable})"
-            )
-        chosen.append(spec.name)
+        (chosen if spec.kernel is not None else without).append(spec.name)
+    if without:
+        having = (
+            f"{len(catalog.with_kernels)} of {len(catalog.operators)} operators have kernels; "
+            "`dmlspec list` shows which"
+        )
+        left = ", ".join(without)
+        if not chosen:
+            raise BadInput(f"--ops: {left} has a spec and a validator but no {what} yet ({having})")
+        print(f"dmlspec: left out {left}: no {what} yet ({having})", file=sys.stderr)
     return chosen
+
+
+def _closest(catalog: Catalog, name: str) -> str:
+    import difflib
+
+    names = [spec.name for spec in catalog.operators]
+    wanted = name.upper().removeprefix("DML_OPERATOR_")
+    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def command_export(args: argparse.Namespace) -> int:
@@ -389,7 +416,14 @@ def command_export(args: argparse.Namespace) -> int:
         catalog.common.feature_level(level)
     except KeyError as error:
         raise BadInput(str(error.args[0])) from None
-    formats = ("dxdispatch", "onnx") if args.format == "all" else (args.format,)
+    chosen = args.format or "all"
+    formats = ("dxdispatch", "onnx") if chosen == "all" else (chosen,)
+    left_out_onnx = ""
+    if "onnx" in formats and not importable("onnx"):
+        if args.format is not None:  # asked for by name: say how to get it, write nothing
+            raise BadInput(f"--format {args.format} needs onnx; {install_hint('onnx')}")
+        formats = ("dxdispatch",)
+        left_out_onnx = f"onnx vectors left out: {install_hint('onnx')}"
     if "onnx" in formats:
         formats = ("dxdispatch", *formats) if "dxdispatch" not in formats else formats
     out = _writable_folder(Path(args.out), "--out")
@@ -398,6 +432,8 @@ def command_export(args: argparse.Namespace) -> int:
     except OSError as error:
         raise BadInput(f"cannot write to {args.out}: {error.strerror or error}") from None
     print(f"exported {len(manifest['cases'])} cases to {args.out} ({', '.join(formats)})")
+    if left_out_onnx:
+        print(left_out_onnx)
     for left in manifest["left_out"]:
         print(f"left out {left['id']}: {left['reason']}")
     return EXIT_OK
@@ -531,7 +567,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--ops", nargs="+", help="operators (default: all)")
     export.add_argument("--feature-level", help="highest level to export (default: the highest)")
     export.add_argument("--profile", default="ci", choices=["ci", "dev", "thorough"])
-    export.add_argument("--format", default="all", choices=["dxdispatch", "onnx", "all"])
+    export.add_argument(
+        "--format",
+        choices=["dxdispatch", "onnx", "all"],
+        help="default: all (onnx only where the onnx package is installed)",
+    )
     export.add_argument("--large", action="store_true", help="keep cases over 1 MiB")
     export.set_defaults(run=command_export)
     vectors = commands.add_parser("run-vectors", help="run exported vectors against a backend")
@@ -580,9 +620,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = _missing_dependency(error)
         if missing is not None:
             print(
-                f"dmlspec: this command needs the Python package {quote(missing)}, a dependency "
-                f"of dmlspec that {sys.executable} cannot import; install dmlspec with its "
-                "dependencies (in a checkout: python -m pip install -e .)",
+                f"dmlspec: this command needs the Python package {quote(missing)}, which "
+                f"{sys.executable} cannot import; {install_hint(missing)}",
                 file=sys.stderr,
             )
             return EXIT_BAD_INPUT

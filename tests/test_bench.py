@@ -551,11 +551,11 @@ def test_the_suite_timing_uses_the_users_compilation_cache_when_warm(
         assert seen["cache"] == expected
 
 
-def test_suite_throughput_counts_checks_and_prints_the_cases_run_beside(
+def test_suite_throughput_counts_cases_and_prints_the_checks_judged_beside(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Support cells share the cases that exercise them (dmlspec.conformance.plan): the rate
-    is of checks (cases judged), the distinct cases run printed beside it."""
+    is of distinct cases run (each one backend run), the checks they judged beside it."""
     from dmlspec.bench import run as bench_run
     from dmlspec.bench import suite
 
@@ -580,8 +580,8 @@ def test_suite_throughput_counts_checks_and_prints_the_cases_run_beside(
     bench_run._print_suite(result)
     bench_run._print_suite_targets(suite.suite_targets([result], 100))
     printed = capsys.readouterr().out
-    assert "100 checks (40 distinct cases run) in 0.5 s = 200.0 checks/s" in printed
-    assert "met    suite (warm JAX cache): throughput >= 100 checks/s" in printed
+    assert "40 distinct cases run in 0.5 s = 80.0 cases/s (judging 100 checks)" in printed
+    assert "MISSED suite (warm JAX cache): throughput >= 100 cases/s (distinct cases" in printed
     assert "met    suite (warm JAX cache): every operator's ci profile within 10 minutes" in printed
 
 
@@ -632,8 +632,8 @@ def test_a_suite_run_counts_the_programs_it_added_to_the_jax_cache(
 def _suite_run(wall: float, programs: int | None, cold: bool) -> dict[str, object]:
     return {
         "wall_seconds": wall,
-        "checks": 11902,
-        "checks_per_second": 11902 / wall,
+        "cases": 11902,
+        "checks": 20000,
         "workers": 2,
         "cold": cold,
         "programs_compiled": programs,
@@ -653,9 +653,9 @@ def test_a_cold_suite_runs_miss_names_the_compile_time_a_warm_run_did_without() 
         ("suite (warm JAX cache)", True),
         ("suite (warm JAX cache)", True),
     ]
-    assert entries[0]["measured"] == "73.4 checks/s (11902 checks in 162.2 s)"
+    assert entries[0]["measured"] == "73.4 cases/s (11902 cases in 162.2 s, judging 20000 checks)"
     assert entries[0]["evidence"] == [
-        "at 100 checks/s this run may take 119.0 s",
+        "at 100 cases/s this run may take 119.0 s",
         "it compiled 4109 programs (the entries it added to the JAX cache); the same "
         "cases with those programs read from the cache took 93.7 s, so compiling took 68.5 s "
         "(42% of the run), 33.3 ms of a core per program on 2 workers",
@@ -675,7 +675,7 @@ def test_a_warm_suite_runs_miss_says_nothing_was_compiled() -> None:
     slow_warm = _suite_run(150.0, 0, cold=False)
     (rate, minutes) = suite_targets([slow_warm], 100)
     assert not rate["met"] and minutes["met"]
-    assert rate["evidence"][0] == "at 100 checks/s this run may take 119.0 s"
+    assert rate["evidence"][0] == "at 100 cases/s this run may take 119.0 s"
     assert rate["evidence"][1].startswith("no program was compiled (each read from JAX's cache)")
     over = suite_targets([_suite_run(601.0, 0, cold=False)], 100)
     assert over[1]["met"] is False
@@ -775,8 +775,8 @@ def _results() -> dict:
         "suite_targets": [
             {
                 "case": "suite (cold JAX cache)",
-                "target": "throughput >= 100 checks/s",
-                "measured": "73.4 checks/s",
+                "target": "throughput >= 100 cases/s",
+                "measured": "40.0 cases/s",
                 "met": False,
                 "evidence": ["it compiled 4109 programs"],
             },
@@ -809,9 +809,9 @@ def test_markdown_renders_a_runs_large_cases_targets_and_suite() -> None:
         in lines
     )
     assert "Targets met: 1 of 1." in lines  # a target without a verdict is not counted
-    assert "| empty (cold) | 11902 | 6485 | 162.2 s | 73.4 | 4109 |" in lines
-    assert "| the user's (warm) | 11902 | 6485 | 93.7 s | 127.0 | 0 |" in lines
-    assert "- missed: suite (cold JAX cache): throughput >= 100 checks/s: 73.4 checks/s" in lines
+    assert "| empty (cold) | 6485 | 11902 | 162.2 s | 40.0 | 4109 |" in lines
+    assert "| the user's (warm) | 6485 | 11902 | 93.7 s | 69.2 | 0 |" in lines
+    assert "- missed: suite (cold JAX cache): throughput >= 100 cases/s: 40.0 cases/s" in lines
     assert "  - it compiled 4109 programs" in lines
     assert render_results(_results()) == text  # deterministic
     small_by_size = _results()

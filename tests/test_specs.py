@@ -310,3 +310,28 @@ def test_per_spec_memos_are_kept_per_spec_object_and_emptied_at_their_limit(
     assert per_spec(memo, twin, "k", compute("c")) == 2  # another spec object computes again
     assert per_spec(memo, spec, "other", compute("d"), limit=2) == 3  # full: emptied first
     assert len(memo) == 1 and calls == ["a", "c", "d"]
+
+
+def test_field_c_types_follow_directml_schema_h_where_the_page_differs() -> None:
+    """An enumeration is passed by value and a signed array is INT in DirectMLSchema.h (and
+    DirectML.h), whatever a page prints: GRU/LSTM Direction and PADDING1 PaddingMode printed as
+    pointers, SLICE1/SLICE_GRAD InputWindowStrides as UINT. The page's form is an erratum."""
+    header = json.loads((SPEC_DIR / "sources" / "directml_schema.json").read_text())["operators"]
+    wrong = []
+    for path in sorted((SPEC_DIR / "operators").glob("*.json")):
+        spec = json.loads(path.read_text())
+        declared = header.get(spec["operator_type"])
+        if declared is None:
+            continue
+        fields = declared["fields"] if isinstance(declared, dict) else declared
+        kinds = {f["name"]: f.get("type") for f in fields}
+        for field in spec["fields"]:
+            c_type = field.get("c_type", "")
+            pointer_enum = field["kind"] == "enum" and c_type.endswith("*")
+            unsigned = kinds.get(field["name"]) == "int_array" and "UINT" in c_type
+            if pointer_enum or unsigned:
+                wrong.append(f"{spec['name']}.{field['name']}: {c_type}")
+    assert wrong == []
+    for name in ("gru", "lstm", "padding1", "slice1", "slice_grad"):
+        notes = json.loads((SPEC_DIR / "operators" / f"{name}.json").read_text())["notes"]
+        assert any(n.startswith("Errata:") and "DirectMLSchema.h" in n for n in notes), name

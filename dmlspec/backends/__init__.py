@@ -41,13 +41,15 @@ ONNXRUNTIME_PREFIX = "onnxruntime:"
 def _onnxruntime(provider: str | None = None) -> Any:
     """The onnxruntime backend, with the execution provider `provider` names (PROVIDER or
     PROVIDER,KEY=VALUE,...; default: the CPU provider)."""
+    from ..extras import install_hint
+
     try:
         import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
     except ImportError as error:
-        raise ValueError(
-            f"the onnxruntime backend needs onnx and onnxruntime ({error}): "
-            "pip install 'dmlspec[peers]'"
+        missing = getattr(error, "name", None) or "onnxruntime"
+        raise BackendLoadError(
+            f"the onnxruntime backend needs onnx and onnxruntime; {install_hint(missing)}"
         ) from None
     from .onnxruntime import OnnxRuntimeBackend
     from .onnxruntime.provider import ProviderError, parse_provider

@@ -447,9 +447,9 @@ def _print_suite(result: dict[str, Any]) -> None:
         return
     print(
         f"\nsuite: {result['command']} (JAX compilation cache: {result['compilation_cache']}): "
-        f"{result['tests']} tests, {result['checks']} checks ({result['cases']} distinct cases "
-        f"run) in {result['wall_seconds']:.1f} s = {result['checks_per_second']:.1f} checks/s "
-        f"({result['cases_per_second']:.1f} cases run/s); {result['outcomes']}; "
+        f"{result['tests']} tests, {result['cases']} distinct cases run in "
+        f"{result['wall_seconds']:.1f} s = {result['cases_per_second']:.1f} cases/s (judging "
+        f"{result['checks']} checks); {result['outcomes']}; "
         f"coverage {result['coverage']}; exit {result['exit_code']}"
         + (
             ""

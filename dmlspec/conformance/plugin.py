@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -137,6 +138,7 @@ def expected_failures(backend: Any) -> list[dict[str, Any]]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _started[:] = [time.monotonic()]
     _session_results.clear()
     config.stash[_RESULTS] = []
     _worker_cells.clear()
@@ -303,7 +305,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         meta: dict[str, Any] = {
             "operator": operator,
             "test": getattr(item, "originalname", item.name),
-            **{k: str(v) for k, v in values.items()},
+            # pytest's placeholder for an empty parameter set is no value
+            **{k: str(v) for k, v in values.items() if type(v).__name__ != "NotSetType"},
         }
         test_id = item.nodeid.split("::", 1)[-1]
         for index, entry in enumerate(expected):
@@ -361,11 +364,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     flaky = dict(report.user_properties).get("dml_flaky")
     if flaky is not None:
         outcome = "flaky"
-    message = ""
+    message = case_text = ""
     if report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)  # the exception's own message
         said = str(crash.message if crash is not None else report.longrepr or "")
         message = (said.splitlines() or [""])[0][:500]
+        case_text = said.partition("\n--- case ---\n")[2][:8000]  # to rerun it (check.py)
     elif report.skipped and isinstance(report.longrepr, tuple):
         message = str(report.longrepr[2])[:300]
     if flaky is not None:
@@ -376,6 +380,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             "nodeid": report.nodeid,
             "outcome": outcome,
             "message": message,
+            **({"case": case_text} if case_text else {}),
             **json.loads(str(meta)),
             **case,
         }
@@ -387,6 +392,7 @@ _session_results: list[dict[str, Any]] = []
 _worker_cells: Counter[tuple[str, ...]] = Counter()
 _worker_layouts: Counter[tuple[str, ...]] = Counter()
 _worker_cases = [0, 0]  # cases xdist workers ran, and checks (suite.Target)
+_started = [0.0]  # when the session started (time.monotonic), for cases per second
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -496,6 +502,10 @@ def _write_results(
     shard = config.getoption("dml_shard")
     payload = {
         "backend": target.backend.name,
+        # what chose it (module:attr, onnxruntime:PROVIDER, ...): the rerun commands name it
+        "backend_option": config.getoption("dml_backend")
+        or os.environ.get("DMLSPEC_BACKEND")
+        or target.backend.name,
         "feature_level": target.feature_level,
         "profile": config.getoption("hypothesis_profile", None) or "default",
         "spec": spec_digest(),
@@ -503,9 +513,15 @@ def _write_results(
         "tests": _session_results,
         "cases": counts[0],
         "checks": counts[1],
+        "seconds": round(time.monotonic() - _started[0], 1),
         "coverage": coverage_table(target.feature_level, operators, cells),
         "layouts": layout_table(operators, layouts),
-        "expected_failures": _entry_verdicts(_expected_failures(config), _session_results),
+        # entries of operators this run left out are not this run's business
+        "expected_failures": [
+            verdict
+            for verdict in _entry_verdicts(_expected_failures(config), _session_results)
+            if verdict.get("operator") in (None, *operators)
+        ],
         "stale": stale,
     }
     (folder / "results.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
@@ -556,8 +572,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             cell = " ".join(str(row[k]) for k in ("operator", "level", "tensor", "kind", "value"))
             write(f"  not hit: {cell}")
     for entry in config.stash[_EXPECTED]:
+        operator = f"{entry['operator']} " if entry.get("operator") else ""
         write(
-            f"  expected failure {entry['pattern']}: {entry['reason']}"
+            f"  expected failure {operator}{entry['pattern']}: {entry['reason']}"
             + ("" if entry["used"] else " (matches no test)")
         )
     for result in _session_results:

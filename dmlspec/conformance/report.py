@@ -6,9 +6,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-__all__ = ["matrix_rows", "render_markdown", "render_matrix"]
+from .summary import (
+    OUTCOMES,
+    by_family,
+    by_operator,
+    family_of,
+    skip_reasons,
+    unhit_cell_reasons,
+    unhit_layout_reasons,
+)
 
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "flaky")
+__all__ = ["matrix_rows", "render_markdown", "render_matrix", "render_terminal", "throughput"]
 
 
 def matrix_rows(results: dict[str, Any]) -> list[tuple[str, str, str, Counter[str]]]:
@@ -47,6 +55,39 @@ def render_matrix(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_terminal(results: dict[str, Any]) -> str:
+    """What the command prints at the end: a line per family, the operators that failed, the
+    verdict. The full matrix is in report.md and report.html."""
+    tallies = by_family(results)
+    header = ("family", "verdict", *OUTCOMES, "support cells hit")
+    rows = [header] + [
+        (t.name, t.verdict, *(str(n) for n in t.outcomes), f"{t.cells_hit}/{t.cells}")
+        for t in tallies
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    failing = [t for t in by_operator(results) if t.outcomes[1]]
+    if failing:
+        lines.append(
+            f"failed: {len(failing)} operators: "
+            + ", ".join(f"{t.name} ({t.outcomes[1]})" for t in failing)
+        )
+    totals = Counter(t["outcome"] for t in results["tests"])
+    coverage = results["coverage"]
+    lines.append(
+        f"{results['backend']} at feature level {results['feature_level']}: "
+        + ", ".join(f"{totals.get(o, 0)} {o}" for o in OUTCOMES)
+        + f"; support cells hit {coverage['hit']}/{coverage['total']}"
+        + (
+            f"; tensor layouts hit {results['layouts']['hit']}/{results['layouts']['total']}"
+            if results.get("layouts")
+            else ""
+        )
+        + (f"; {throughput(results)}" if "cases" in results else "")
+    )
+    return "\n".join(lines)
+
+
 def _layout_lines(results: dict[str, Any]) -> list[str]:
     """Per operator, which tensors ran in which layouts (strided tensors, spec/common.json)."""
     table = results.get("layouts")
@@ -67,11 +108,59 @@ def _layout_lines(results: dict[str, Any]) -> list[str]:
             str(by_layout[name]) if name in by_layout else "-" for name in _layout_names(table)
         ]
         lines.append(f"| {operator} | {tensor} | " + " | ".join(shown) + " |")
+    not_run = unhit_layout_reasons(results)
+    if not_run:
+        lines += ["", "Not run, and why:", ""]
+        lines += [
+            f"- {row['operator']} {row['tensor']} {row['layout']}: {why}" for row, why in not_run
+        ]
     return lines
 
 
 def _layout_names(table: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(row["layout"] for row in table["layouts"]))
+
+
+def throughput(results: dict[str, Any]) -> str:
+    """Cases (one backend run each) and what they judged; cases per second where the run's
+    time is known. Checks judged by a case run for another cell are coverage, not throughput."""
+    if "cases" not in results:
+        return ""
+    said = f"{results['cases']} cases run"
+    seconds = results.get("seconds")
+    if isinstance(seconds, int | float) and seconds > 0:
+        said += f" in {seconds:.0f} s ({results['cases'] / seconds:.1f} cases/s)"
+    if "checks" in results:
+        said += f", judging {results['checks']} checks"
+    return said
+
+
+def _summary_lines(results: dict[str, Any]) -> list[str]:
+    """Per operator, then every skip counted by its reason."""
+    lines = [
+        "",
+        "## Summary per operator",
+        "",
+        "| operator | family | verdict | " + " | ".join(OUTCOMES) + " | support cells hit |",
+        "| --- | --- | --- | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: |",
+    ]
+    for tally in by_operator(results):
+        counts = " | ".join(str(n) for n in tally.outcomes)
+        lines.append(
+            f"| {tally.name} | {family_of(tally.name)} | {tally.verdict} | {counts} | "
+            f"{tally.cells_hit}/{tally.cells} |"
+        )
+    reasons = skip_reasons(results)
+    if reasons:
+        lines += [
+            "",
+            f"## Skips by reason: {sum(n for _, n in reasons)} tests",
+            "",
+            "| reason | tests |",
+            "| --- | ---: |",
+        ]
+        lines += [f"| {reason} | {count} |" for reason, count in reasons]
+    return lines
 
 
 def render_markdown(results: dict[str, Any]) -> str:
@@ -80,7 +169,11 @@ def render_markdown(results: dict[str, Any]) -> str:
     lines = [
         f"# Conformance of `{results['backend']}` at DML_FEATURE_LEVEL_{results['feature_level']}",
         "",
-        ", ".join(f"**{totals.get(o, 0)}** {o}" for o in OUTCOMES),
+        ", ".join(f"**{totals.get(o, 0)}** {o}" for o in OUTCOMES)
+        + (f"; {throughput(results)}" if "cases" in results else ""),
+        *_summary_lines(results),
+        "",
+        "## Results per operator, data type and feature level",
         "",
         "| operator | data type | level | " + " | ".join(OUTCOMES) + " |",
         "| --- | --- | --- | " + " | ".join("---:" for _ in OUTCOMES) + " |",
@@ -94,12 +187,16 @@ def render_markdown(results: dict[str, Any]) -> str:
         f"## Support-table coverage: {coverage['hit']} of {coverage['total']} cells hit",
         "",
     ]
-    missing = [c for c in coverage["cells"] if not c["hits"]]
+    missing = unhit_cell_reasons(results)
     if missing:
-        lines += ["| operator | level | tensor | kind | value |", "| --- | --- | --- | --- | --- |"]
         lines += [
-            f"| {c['operator']} | {c['level']} | {c['tensor']} | {c['kind']} | {c['value']} |"
-            for c in missing
+            "| operator | level | tensor | kind | value | why not hit |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| {c['operator']} | {c['level']} | {c['tensor']} | {c['kind']} | {c['value']} "
+            f"| {why} |"
+            for c, why in missing
         ]
     else:
         lines.append("Every cell up to the backend's feature level was exercised.")
@@ -108,7 +205,8 @@ def render_markdown(results: dict[str, Any]) -> str:
         lines += ["", "## Expected failures (known divergences)", ""]
         for entry in results["expected_failures"]:
             unused = "" if entry["matched"] else " *(matches no test)*"
-            lines.append(f"- `{entry['pattern']}`: {entry['reason']}{unused}")
+            operator = f"{entry['operator']} " if entry.get("operator") else ""
+            lines.append(f"- {operator}`{entry['pattern']}`: {entry['reason']}{unused}")
     if results["stale"]:
         lines += ["", "## Stale expected failures (these tests now pass)", ""]
         lines += [f"- `{nodeid}`" for nodeid in results["stale"]]

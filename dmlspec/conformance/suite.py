@@ -52,7 +52,7 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
-@dataclass
+@dataclass(repr=False)
 class Target:
     """The backend under test and what the run has exercised."""
 
@@ -67,6 +67,11 @@ class Target:
     @property
     def rank(self) -> int:
         return catalog().common.feature_level(self.feature_level).rank
+
+    def __repr__(self) -> str:
+        # Hypothesis writes the repr of a property test's arguments on every example: with the
+        # run's counters in it, it grew past 30 kB and warned (HypothesisWarning).
+        return f"Target({getattr(self.backend, 'name', self.backend)!r}, {self.feature_level!r})"
 
     # The outcome of each planned cell case this process ran (one operator's at a time): the
     # cells a case exercises share its one run.

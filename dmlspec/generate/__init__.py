@@ -17,7 +17,14 @@ __all__ = ["Change", "default_output_dir", "generate", "render"]
 
 
 def default_output_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "generated"
+    """The checkout's generated/ beside the dmlspec package; where there is none (a wheel
+    install), the installed dmlspec_generated package, which is the same files."""
+    checkout = Path(__file__).resolve().parents[2] / "generated"
+    if (checkout / "__init__.py").is_file():
+        return checkout
+    import dmlspec_generated
+
+    return Path(dmlspec_generated.__file__).resolve().parent
 
 
 def render(catalog: Catalog, output_dir: Path) -> FileManager:

@@ -35,9 +35,14 @@ OPERATOR_SCHEMA = "operator.schema.json"
 
 
 def default_spec_dir() -> Path:
-    """$DMLSPEC_SPEC_DIR, else the spec/ folder beside the dmlspec package."""
+    """$DMLSPEC_SPEC_DIR, else the checkout's spec/ beside the dmlspec package, else the copy
+    an installed wheel carries (dmlspec/_spec)."""
     override = os.environ.get("DMLSPEC_SPEC_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "spec"
+    if override:
+        return Path(override)
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent / "spec"
+    return checkout if (checkout / COMMON_FILE).is_file() else package / "_spec"
 
 
 def load_catalog(spec_dir: Path | None = None) -> m.Catalog:

@@ -65,10 +65,15 @@ def validate_operator(operator: object, feature_level: str | None = None) -> Val
             "OPERATOR.unknown",
             "/type",
             f"{quote(declared)} is not a DirectML operator type dmlspec knows "
-            f"({len(known_operator_types())} known, with or without the DML_OPERATOR_ prefix: "
+            f"({_known_count()} operators known, with or without the DML_OPERATOR_ prefix: "
             f"`dmlspec list` shows them{_suggestion(declared)})",
         )
     return ValidationResult(None, level, (problem,), ())
+
+
+def _known_count() -> int:
+    """Operators, not names: an alias (SCATTER for SCATTER_ELEMENTS) shares its validator."""
+    return len({id(module) for module in _validators().values()})
 
 
 def _suggestion(declared: object) -> str:

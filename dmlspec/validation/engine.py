@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -81,7 +82,8 @@ def validate_with(
         for info, tensor in tensors:
             violations.extend(_support_violations(table, common, row, info.name, tensor, level))
     for rule, detail in _failures(table.rules, view):
-        violations.append(Violation(rule.id, f"/desc{rule.path}", f"{rule.message}{detail}"))
+        path = _odd_one_out(rule, view) or rule.path
+        violations.append(Violation(rule.id, f"/desc{path}", f"{rule.message}{detail}"))
     recognised = operator_type_of(operator)
     return ValidationResult(
         recognised if recognised in table.operator_types else None,
@@ -278,6 +280,26 @@ def _operand_values(rule: Rule, view: View) -> str:
         except (Absent, ArithmeticError, IndexError, TypeError, ValueError):
             continue
     return f" ({'; '.join(shown)})" if shown else ""
+
+
+def _odd_one_out(rule: Rule, view: View) -> str | None:
+    """For a broken "must have the same X" rule over three or more tensors' X, the path of the
+    first operand that differs from the value most of them share (the output when it alone
+    differs); None where no value has a strict majority, or the operands are not of that kind."""
+    members = {text.rpartition(".")[2] for text, _ in rule.operands}
+    if len(rule.operands) < 3 or len(members) != 1 or "same" not in rule.message:
+        return None
+    shown: list[tuple[str, str]] = []
+    for text, compute in rule.operands:
+        try:
+            shown.append((text, _show(compute(view))))
+        except (Absent, ArithmeticError, IndexError, TypeError, ValueError):
+            return None
+    value, count = Counter(v for _, v in shown).most_common(1)[0]
+    if count * 2 <= len(shown):
+        return None
+    odd = next(text for text, v in shown if v != value)
+    return "/" + odd.replace(".", "/")
 
 
 def _show(value: object) -> str:
