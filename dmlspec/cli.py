@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import traceback
 from collections.abc import MutableMapping, Sequence
@@ -72,8 +73,11 @@ def command_draft(args: argparse.Namespace) -> int:
     for action in actions:
         counts[action.action] = counts.get(action.action, 0) + 1
     print(", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
-    if any(a.action == "failed" for a in actions):
-        return EXIT_BAD_INPUT
+    failed = [a for a in actions if a.action == "failed"]
+    if failed:
+        first = failed[0]
+        said = f": {cut(first.problems[0])}" if first.problems else ""
+        raise BadInput(f"{len(failed)} failed, the first {quote(first.name)}{said}")
     return EXIT_FAILED if args.check and counts.get("would write") else EXIT_OK
 
 
@@ -218,9 +222,11 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .conformance import plugin
     from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
+    from .conformance.run_files import clear_report_files, nothing_judged
     from .generate import default_output_dir
     from .generate.dest.tests import suite_path
     from .limits import CASE_TIMEOUT
+    from .safeio import read_bytes, write_file
 
     share_accelerator(os.environ)
     suites = default_output_dir() / "tests"
@@ -229,6 +235,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     report_dir = _writable_folder(
         Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-")), "--report"
     )
+    clear_report_files(report_dir)
     catalog = _catalog(args)
     operators = _operators(catalog, args.ops, "conformance suite") if args.ops else []
     timeout = args.case_timeout if args.case_timeout is not None else CASE_TIMEOUT.value()
@@ -257,6 +264,7 @@ def command_conformance(args: argparse.Namespace) -> int:
                 f"--feature-level {requested} is above what {backend.name} claims ({claimed})"
             )
     plugin.preload(args.backend, backend)
+    private = Path(tempfile.mkdtemp(prefix="dmlspec-run-"))
     # Everything the run writes goes to the report folder, nothing to the current one.
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(report_dir / ".hypothesis"))
     # Only the named operators' modules are collected (each imports and rewrites its module, and
@@ -273,7 +281,8 @@ def command_conformance(args: argparse.Namespace) -> int:
         f"--dml-backend={args.backend}",
         f"--hypothesis-profile={args.profile}",
         f"--dml-report={report_dir}",
-        f"--junitxml={report_dir / 'junit.xml'}",
+        # pytest opens junit.xml following links: it writes in a private folder, moved after.
+        f"--junitxml={private / 'junit.xml'}",
         f"--dml-case-timeout={timeout}",
         "-q",
         # A failure's message holds its case (operator JSON, inputs, seed); long tracebacks
@@ -299,20 +308,27 @@ def command_conformance(args: argparse.Namespace) -> int:
         options += ["-n", args.workers, "--dist", "loadfile"]
     try:
         code = int(pytest.main(options))
+        junit = private / "junit.xml"
+        if junit.is_file():
+            write_file(report_dir, "junit.xml", read_bytes(junit, junit.stat().st_size))
     finally:
         plugin.preload("", None)
         if isinstance(backend, IsolatedBackend):
             backend.close()
+        shutil.rmtree(private, ignore_errors=True)
     results_file = report_dir / "results.json"
     if not results_file.exists():
         print(f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr)
         return EXIT_BAD_INPUT if code in (3, 4) else EXIT_FAILED
     results = json.loads(results_file.read_text())
-    (report_dir / "report.md").write_text(render_markdown(results))
+    write_file(report_dir, "report.md", render_markdown(results).encode())
     print(render_matrix(results))
     print(f"reports: {report_dir}/results.json, junit.xml, report.md")
     failed = any(t["outcome"] == "failed" for t in results["tests"])
-    return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
+    empty = nothing_judged(results["tests"])
+    if empty is not None:
+        print(f"dmlspec: {empty}", file=sys.stderr)
+    return EXIT_FAILED if failed or empty or code not in (0, 5) else EXIT_OK
 
 
 def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list[str]:

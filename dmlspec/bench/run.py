@@ -17,6 +17,17 @@ from .accelerator import DeviceRates, measure_device
 
 __all__ = ["main"]
 
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    """Write the results as every dmlspec output is written: a link at `path` is replaced."""
+    from ..safeio import write_file
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file(
+        path.parent, path.name, (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode()
+    )
+
+
 DESCRIPTION = """\
 Time dmlspec's JAX kernels against their peers (numpy, onnxruntime, torch when installed) in
 one process, interleaved, on the same machine; measure the machine's copy bandwidth and the
@@ -120,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         print(render(packed) + "\n")
         if args.packed_only:
             if args.json:
-                args.json.parent.mkdir(parents=True, exist_ok=True)
-                args.json.write_text(json.dumps({"packed": packed}, indent=2) + "\n")
+                _write_json(args.json, {"packed": packed})
             return 0
     names = args.cases or list(builders)
     unknown = [n for n in names if n not in builders]
@@ -202,8 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             "suite_targets": suite_entries,
             "packed": packed,
         }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        _write_json(args.json, payload)
         print(f"\nresults: {args.json}")
     return 0
 

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+from ..safeio import write_file
 from .suite import Target, catalog
 
 # `ci` does not shrink a failing example: its seed's neighbours are other random cases, not
@@ -433,7 +434,8 @@ def _write_results(
         ],
         "stale": stale,
     }
-    (folder / "results.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
+    write_file(folder, "results.json", text.encode())
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
