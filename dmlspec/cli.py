@@ -404,6 +404,12 @@ def command_run_vectors(args: argparse.Namespace) -> int:
         raise BadInput(f"{folder}: {error}") from None
     counts = {o: sum(r.outcome == o for r in results) for o in ("passed", "failed", "skipped")}
     print(f"{backend.name}: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
+    if not counts["passed"] and not counts["failed"]:
+        said = f"{counts['skipped']} skipped" if results else "the manifest lists no case"
+        print(
+            f"dmlspec: the run judged nothing: no case passed or failed ({said})", file=sys.stderr
+        )
+        return EXIT_FAILED
     return EXIT_FAILED if counts["failed"] else EXIT_OK
 
 

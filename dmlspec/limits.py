@@ -13,6 +13,7 @@ from dataclasses import dataclass
 __all__ = [
     "CASE_TIMEOUT",
     "LIMITS",
+    "MAX_ALTERNATIVES",
     "MAX_BUFFER_BYTES",
     "MAX_DIMENSIONS",
     "MAX_ELEMENTS",
@@ -65,6 +66,9 @@ MAX_DIMENSIONS = Limit(
     "DMLSPEC_MAX_DIMENSIONS", 64, "entries of a Sizes or Strides list (DirectML allows 8)"
 )
 MAX_JSON_DEPTH = Limit("DMLSPEC_MAX_JSON_DEPTH", 200, "nesting depth of a JSON document")
+MAX_ALTERNATIVES = Limit(
+    "DMLSPEC_MAX_ALTERNATIVES", 16, "other correct results one vector output may list"
+)
 CASE_TIMEOUT = Limit(
     "DMLSPEC_CASE_TIMEOUT", 60.0, "seconds a backend may take for one conformance case"
 )
@@ -74,6 +78,7 @@ LIMITS = (
     MAX_BUFFER_BYTES,
     MAX_DIMENSIONS,
     MAX_JSON_DEPTH,
+    MAX_ALTERNATIVES,
     CASE_TIMEOUT,
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -244,3 +245,79 @@ def test_the_benchmark_replaces_a_linked_results_file(tmp_path: Path) -> None:
     _write_json(results, {"runs": 1})
     assert outside.read_text() == "precious"
     assert json.loads(results.read_text()) == {"runs": 1}
+
+
+# -- run-vectors ------------------------------------------------------------------------------
+
+
+def _vector_outputs(arena: Arena, edit: Any) -> Path:
+    from .test_hostile import _vectors
+
+    folder = _vectors(arena.work)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    edit(manifest["cases"][0]["outputs"])
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("view", "said"),
+    [
+        ({"Sizes": [2, 2], "Strides": [-(1 << 62), 1]}, "/view must be absent"),
+        ({"Sizes": [2, 2], "Strides": [2, 1]}, "tensor desc has no Strides"),
+        ("view", "got 'view'"),
+    ],
+    ids=["huge-negative-stride", "unstrided-output", "not-a-view"],
+)
+def test_run_vectors_checks_an_output_s_view_against_its_desc(
+    arena: Arena, view: Any, said: str
+) -> None:
+    folder = _vector_outputs(arena, lambda outputs: outputs["OutputTensor"].update(view=view))
+    outcome = arena.run("run-vectors", str(folder), "--backend", "numpy")
+    expect(outcome, 2, "manifest.json at /cases/0/outputs/OutputTensor/view", said)
+
+
+def test_a_view_must_be_the_strided_desc_s_own() -> None:
+    from dmlspec.interop.run_vectors import VectorsError, _check_view
+
+    tensor = {"Sizes": [2, 2], "Strides": [1, 2]}
+    _check_view({"Sizes": [2, 2], "Strides": [1, 2], "outside": "unchanged"}, tensor, "v", "O")
+    for bad in (
+        {"Sizes": [2, 2], "Strides": [1, -(1 << 40)]},
+        {"Sizes": [2, 2], "Strides": [True, 2]},
+        {"Sizes": [2, 2], "Strides": [1, 2], "outside": "anything"},
+        {"Sizes": [2, 2], "Strides": [1, 2], "Offset": 9},
+    ):
+        with pytest.raises(VectorsError, match="must be the Sizes"):
+            _check_view(bad, tensor, "v", "O")
+
+
+@pytest.mark.parametrize(
+    ("listed", "said"),
+    [
+        (["a.npy"] * 100_000, "lists 100000 files; at most 16 (DMLSPEC_MAX_ALTERNATIVES"),
+        (["a.npy", "b.npy", "a.npy"], "alternatives lists 'a.npy' more than once"),
+    ],
+    ids=["many", "repeated"],
+)
+def test_run_vectors_refuses_repeated_or_too_many_alternatives(
+    arena: Arena, listed: list[str], said: str
+) -> None:
+    folder = _vector_outputs(arena, lambda o: o["OutputTensor"].update(alternatives=listed))
+    outcome = arena.run("run-vectors", str(folder), "--backend", "numpy", isolate=False)
+    expect(outcome, 2, said)
+
+
+def test_a_vector_case_with_nothing_compared_is_not_a_pass(arena: Arena) -> None:
+    folder = _vector_outputs(arena, lambda outputs: outputs.clear())
+    outcome = arena.run("run-vectors", str(folder), "--backend", "numpy", isolate=False)
+    expect(outcome, 1, "FAILED g: nothing compared: the case lists no outputs")
+
+
+def test_run_vectors_on_a_backend_declining_every_case_is_not_a_pass(arena: Arena) -> None:
+    from .test_hostile import _vectors
+
+    folder = _vectors(arena.work)
+    backend = "tests.declining_backends:DeclinesEverything"
+    outcome = arena.run("run-vectors", str(folder), "--backend", backend, isolate=False)
+    expect(outcome, 1, "the run judged nothing: no case passed or failed (1 skipped)")
