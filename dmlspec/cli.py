@@ -220,6 +220,7 @@ def command_conformance(args: argparse.Namespace) -> int:
 
     from .backends import is_builtin, load_backend
     from .conformance import plugin
+    from .conformance.import_path import isolate_children
     from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
     from .conformance.run_files import clear_report_files, nothing_judged
@@ -229,6 +230,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .safeio import read_bytes, write_file
 
     share_accelerator(os.environ)
+    isolate_children(os.environ, sys.path)
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")

@@ -321,3 +321,56 @@ def test_run_vectors_on_a_backend_declining_every_case_is_not_a_pass(arena: Aren
     backend = "tests.declining_backends:DeclinesEverything"
     outcome = arena.run("run-vectors", str(folder), "--backend", backend, isolate=False)
     expect(outcome, 1, "the run judged nothing: no case passed or failed (1 skipped)")
+
+
+# -- code from the working folder -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [None, "2"], ids=["backend-process", "xdist-workers"])
+def test_no_child_process_imports_code_from_the_working_folder(
+    tmp_path: Path, workers: str | None
+) -> None:
+    """A planted numpy.py (and pytest.py) where the run starts is never executed: the CLI
+    starts as its console script does (its own folder first, not the working folder)."""
+    import subprocess
+    import sys
+
+    from .conftest import REPO_ROOT
+
+    launcher = tmp_path / "launch.py"
+    launcher.write_text(
+        "import runpy, sys\n"
+        "sys.argv = ['dmlspec', *sys.argv[1:]]\n"
+        "runpy.run_module('dmlspec', run_name='__main__', alter_sys=True)\n"
+    )
+    work, marker = tmp_path / "work", tmp_path / "planted-code-ran"
+    work.mkdir()
+    for module in ("numpy", "pytest"):
+        (work / f"{module}.py").write_text(
+            f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+            f"raise SystemExit('the planted {module}.py ran')\n"
+        )
+    options = ["--workers", workers] if workers else []
+    report = tmp_path / "report"
+    command = ["conformance", "--backend", "numpy", "--ops", "FILL_VALUE_SEQUENCE"]
+    result = subprocess.run(
+        [sys.executable, str(launcher), *command, "--report", str(report), *options],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        timeout=180,
+    )
+    assert not marker.exists(), result.stdout[-2000:] + result.stderr[-2000:]
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def test_a_child_s_import_path_starts_with_dmlspec_s_folder_and_ends_with_the_working_one(
+    tmp_path: Path,
+) -> None:
+    from dmlspec.conformance.import_path import child_path
+
+    work, own = str(tmp_path / "work"), str(tmp_path / "own")
+    path = ["", work, "/site", own, "/lib"]
+    assert child_path(path, work, own) == [own, "/site", "/lib", "", work]
+    assert child_path(["", "/site"], own, own) == [own, "/site"]  # run from dmlspec's folder

@@ -35,6 +35,7 @@ import numpy as np
 from ..backends import BackendLoadError
 from ..errors import InvalidOperator, Unsupported
 from ..limits import CASE_TIMEOUT, MAX_BUFFER_BYTES, quote
+from .import_path import child_path
 
 __all__ = ["BackendCrashed", "BackendError", "CaseTimeout", "IsolatedBackend"]
 
@@ -138,13 +139,14 @@ class IsolatedBackend:
         self._process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                __name__,
+                "-c",
+                _BOOTSTRAP,
                 str(from_parent),
                 str(to_parent),
                 self.spec,
-                json.dumps(sys.path),
+                json.dumps(child_path(sys.path, os.getcwd())),
             ],
+            env={**os.environ, "PYTHONSAFEPATH": "1"},  # see import_path.py
             pass_fds=(from_parent, to_parent),
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: a timeout kills all it started
@@ -387,6 +389,13 @@ def _serve(receive: BinaryIO, send: BinaryIO, spec: str) -> None:
             )
         send.write(frame)
         send.flush()
+
+
+# The child sets its import path before it imports anything of dmlspec's (see import_path.py).
+_BOOTSTRAP = (
+    "import json, runpy, sys; sys.path[:] = json.loads(sys.argv[4]); "
+    f"runpy.run_module({__name__!r}, run_name='__main__')"
+)
 
 
 def main(argv: list[str]) -> int:
