@@ -40,6 +40,7 @@ from ..validation.runtime import TensorView, View
 from ..validation.shape import read_desc
 from ..validation.tables import CommonTable
 from . import host
+from .cache_trust import trusted
 from .layout import Layout, read_view, write_view
 
 __all__ = ["KernelTable", "call_kernel", "run_operator", "trace_count"]
@@ -377,6 +378,8 @@ def enable_compilation_cache() -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None  # a read-only home: run uncached
+    if not trusted(folder):  # its entries are machine code run as they are
+        return None
     config.update("jax_compilation_cache_dir", str(folder))
     config.update("jax_persistent_cache_min_compile_time_secs", 0)
     config.update("jax_persistent_cache_min_entry_size_bytes", 0)
