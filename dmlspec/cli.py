@@ -27,6 +27,7 @@ from .safeio import UnsafePath
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+MAX_WORKERS = 256  # --workers: each is a process with its own backend process
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
@@ -229,6 +230,10 @@ def command_conformance(args: argparse.Namespace) -> int:
     from .limits import CASE_TIMEOUT
     from .safeio import read_bytes, write_file
 
+    if args.workers not in (None, "auto") and not (
+        args.workers.isdecimal() and 0 <= int(args.workers) <= MAX_WORKERS
+    ):
+        raise BadInput(f"--workers must be auto or 0 to {MAX_WORKERS}; got {quote(args.workers)}")
     share_accelerator(os.environ)
     isolate_children(os.environ, sys.path)
     suites = default_output_dir() / "tests"

@@ -374,3 +374,9 @@ def test_a_child_s_import_path_starts_with_dmlspec_s_folder_and_ends_with_the_wo
     path = ["", work, "/site", own, "/lib"]
     assert child_path(path, work, own) == [own, "/site", "/lib", "", work]
     assert child_path(["", "/site"], own, own) == [own, "/site"]  # run from dmlspec's folder
+
+
+@pytest.mark.parametrize("workers", ["100000", "-1", "banana", "1e3", ""])
+def test_conformance_workers_must_be_a_sane_number(arena: Arena, workers: str) -> None:
+    outcome = arena.run("conformance", "--backend", "numpy", "--workers", workers, isolate=False)
+    expect(outcome, 2, "--workers must be auto or 0 to 256; got")

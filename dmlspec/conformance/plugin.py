@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +32,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from ..safeio import write_file
+from .glob import glob_matches
 from .suite import Target, catalog
 
 # `ci` does not shrink a failing example: its seed's neighbours are other random cases, not
@@ -271,8 +271,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def _matches(pattern: str, test_id: str) -> bool:
     """Glob match where only * and ? are wildcards: test ids are full of [ and ]."""
-    regex = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
-    return re.fullmatch(regex, test_id) is not None
+    return glob_matches(pattern, test_id)
 
 
 def _operator_of(item: pytest.Item) -> str | None:
