@@ -16,6 +16,7 @@ __all__ = [
     "MAX_ALTERNATIVES",
     "MAX_BUFFER_BYTES",
     "MAX_DIMENSIONS",
+    "MAX_DISPATCH_BYTES",
     "MAX_ELEMENTS",
     "MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
@@ -62,6 +63,9 @@ MAX_FILE_BYTES = Limit(
 )
 MAX_ELEMENTS = Limit("DMLSPEC_MAX_ELEMENTS", 1 << 28, "elements of one dispatch resource")
 MAX_BUFFER_BYTES = Limit("DMLSPEC_MAX_BUFFER_BYTES", 1 << 30, "bytes of one dispatch resource")
+MAX_DISPATCH_BYTES = Limit(
+    "DMLSPEC_MAX_DISPATCH_BYTES", 2 << 30, "bytes of all resources of one dispatch model together"
+)
 MAX_DIMENSIONS = Limit(
     "DMLSPEC_MAX_DIMENSIONS", 64, "entries of a Sizes or Strides list (DirectML allows 8)"
 )
@@ -76,6 +80,7 @@ LIMITS = (
     MAX_FILE_BYTES,
     MAX_ELEMENTS,
     MAX_BUFFER_BYTES,
+    MAX_DISPATCH_BYTES,
     MAX_DIMENSIONS,
     MAX_JSON_DEPTH,
     MAX_ALTERNATIVES,
