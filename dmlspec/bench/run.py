@@ -218,22 +218,30 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print_markdown(path: Path) -> int:
+    """Print a results file's tables; anything else (unreadable, not a regular file, too large
+    or deep, not JSON, not shaped as --json writes it) is one line and exit 2."""
+    from ..jsonio import JsonReadError, read_json_file
+    from ..limits import cut
     from .markdown import render_results
 
     try:
-        results = json.loads(path.read_text())
+        results = read_json_file(path)
+    except JsonReadError as error:
+        print(f"bench: --markdown {path}: {error}", file=sys.stderr)
+        return 2
+    try:
+        if not isinstance(results, dict):
+            raise TypeError(f"a {type(results).__name__}, not an object")
         text = render_results(results)
-    except OSError as error:
-        print(f"bench: --markdown {path}: {error.strerror or error}", file=sys.stderr)
-        return 2
-    except (ValueError, KeyError, TypeError) as error:
-        kind = "not JSON" if isinstance(error, ValueError) else f"no {error} where expected"
-        print(
-            f"bench: --markdown {path}: not a results file --json wrote ({kind})", file=sys.stderr
-        )
-        return 2
-    sys.stdout.write(text)
-    return 0
+    except KeyError as error:
+        kind = f"no {cut(repr(error.args[0]), 80)} where expected"
+    except (TypeError, ValueError, AttributeError, IndexError) as error:
+        kind = cut(f"{type(error).__name__}: {error}", 200)
+    else:
+        sys.stdout.write(text)
+        return 0
+    print(f"bench: --markdown {path}: not a results file --json wrote ({kind})", file=sys.stderr)
+    return 2
 
 
 def _time_case(case: Any, runs: int, warmup: int) -> list[Any]:
