@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 a check found differences or violations (or a backend failed),
 2 unreadable, malformed or refused input (specs, docs, files, backends, limits) or a missing
-dependency, 3 an internal error (a bug in dmlspec). Errors are one-line messages, never tracebacks
+dependency, 3 an internal error (a bug in dmlspec), 130 interrupted (Ctrl-C, or a backend
+raising KeyboardInterrupt). Errors are one-line messages, never tracebacks
 (set DMLSPEC_DEBUG=1 to see one for an internal error).
 """
 
@@ -27,6 +28,8 @@ from .safeio import UnsafePath
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # as a shell reports a process that SIGINT ended
+INTERRUPTED = "interrupted (KeyboardInterrupt: Ctrl-C, or raised by the backend)"
 MAX_WORKERS = 256  # --workers: each is a process with its own backend process
 
 
@@ -172,7 +175,7 @@ def command_validate(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         for name, result in results.items():
-            label = f"{args.file}" + (f" [{cut(name, 80)}]" if name else "")
+            label = f"{args.file}" + (f" [{quote(name)}]" if name else "")
             verdict = "valid" if result.valid else "INVALID"
             print(f"{label}: {verdict} at feature level {result.feature_level}")
             for violation in result.violations:
@@ -180,7 +183,7 @@ def command_validate(args: argparse.Namespace) -> int:
             for warning in result.warnings:
                 print(f"  {warning}")
         for name, reason in skipped.items():
-            print(f"{args.file} [{cut(name, 80)}]: not checked ({reason})")
+            print(f"{args.file} [{quote(name)}]: not checked ({reason})")
     return EXIT_OK if all(r.valid for r in results.values()) else EXIT_FAILED
 
 
@@ -323,6 +326,9 @@ def command_conformance(args: argparse.Namespace) -> int:
         if isinstance(backend, IsolatedBackend):
             backend.close()
         shutil.rmtree(private, ignore_errors=True)
+    if code == pytest.ExitCode.INTERRUPTED:
+        print(f"dmlspec: {INTERRUPTED}; the reports are incomplete", file=sys.stderr)
+        return EXIT_INTERRUPTED
     results_file = report_dir / "results.json"
     if not results_file.exists():
         print(f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr)
@@ -403,7 +409,7 @@ def command_run_vectors(args: argparse.Namespace) -> int:
 
     def show(result: VectorResult) -> None:
         if result.outcome != "passed":
-            print(f"{result.outcome.upper()} {result.id}: {result.message}")
+            print(f"{result.outcome.upper()} {quote(result.id)}: {result.message}")
 
     try:
         results = run_vectors(folder, backend, show, args.allow_any_path)
@@ -561,7 +567,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dmlspec: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        return 130
+        print(f"dmlspec: {INTERRUPTED}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as error:  # the CLI never shows a traceback unless asked to
         missing = _missing_dependency(error)
         if missing is not None:

@@ -311,7 +311,7 @@ def test_run_vectors_refuses_repeated_or_too_many_alternatives(
 def test_a_vector_case_with_nothing_compared_is_not_a_pass(arena: Arena) -> None:
     folder = _vector_outputs(arena, lambda outputs: outputs.clear())
     outcome = arena.run("run-vectors", str(folder), "--backend", "numpy", isolate=False)
-    expect(outcome, 1, "FAILED g: nothing compared: the case lists no outputs")
+    expect(outcome, 1, "FAILED 'g': nothing compared: the case lists no outputs")
 
 
 def test_run_vectors_on_a_backend_declining_every_case_is_not_a_pass(arena: Arena) -> None:

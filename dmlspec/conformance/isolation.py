@@ -271,6 +271,8 @@ class IsolatedBackend:
             raise Unsupported(message)
         if kind == "invalid":
             raise InvalidOperator(message, [str(c) for c in header.get("constraint_ids", [])])
+        if kind == "interrupted":
+            raise KeyboardInterrupt("the backend raised KeyboardInterrupt")
         raise _error_class(str(header.get("type", "Exception")))(message)
 
 
@@ -383,6 +385,8 @@ def _serve(receive: BinaryIO, send: BinaryIO, spec: str) -> None:
         except InvalidOperator as error:
             ids = [str(c) for c in error.constraint_ids]
             frame = _frame({"kind": "invalid", "message": _said(error), "constraint_ids": ids}, {})
+        except KeyboardInterrupt:  # the backend's own: the run stops, told without a traceback
+            frame = _frame({"kind": "interrupted"}, {})
         except (Exception, SystemExit) as error:
             frame = _frame(
                 {"kind": "error", "type": type(error).__name__, "message": _said(error)}, {}

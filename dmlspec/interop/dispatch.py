@@ -41,7 +41,12 @@ class DispatchError(ValueError):
     """A malformed or unrunnable model; the message starts with the JSON pointer."""
 
     def __init__(self, pointer: str, message: str) -> None:
-        super().__init__(f"{pointer or '/'}: {message}")
+        # A pointer holds names from the model: quoted where one would print anything but
+        # plain text (an escape sequence, a line break) or run long.
+        shown = pointer or "/"
+        if not shown.isprintable() or len(shown) > 200:
+            shown = quote(shown, 200)
+        super().__init__(f"{shown}: {message}")
 
 
 def _numpy_type(name: Any, pointer: str) -> np.dtype[Any]:
@@ -425,7 +430,8 @@ def _bind(
             why = " (its TotalTensorSizeInBytes)"
         at = f" from byte {offset}" if offset else ""
         raise DispatchError(
-            where, f"resource {resource!r} holds {raw.size} bytes{at}; {label} needs {needed}{why}"
+            where,
+            f"resource {quote(resource)} holds {raw.size} bytes{at}; {label} needs {needed}{why}",
         )
     data = raw[: count * dtype.itemsize].copy().view(dtype)
     return resource, offset, data if strided else data.reshape(tensor["Sizes"]), strided
@@ -457,7 +463,7 @@ def run_model(
 ) -> None:
     """Execute every command of a DxDispatch model; what it prints goes to `write` (default:
     standard output) in pieces (see `write_resource`)."""
-    from ..validation import known_operator_types, validator_for
+    from ..validation import closest_operator_types, known_operator_types, validator_for
 
     write = write or sys.stdout.write
 
@@ -480,10 +486,12 @@ def run_model(
     for name, dispatchable in dispatchables.items():
         kind = dispatchable.get("type") if isinstance(dispatchable, Mapping) else None
         if validator_for(dispatchable) is None:
-            known = ", ".join(known_operator_types())
+            close = closest_operator_types(kind)
+            hint = f"; the closest: {', '.join(close)}" if close else ""
             raise DispatchError(
                 f"/dispatchables/{name}/type",
-                f"dmlspec cannot run {quote(kind)} yet (it runs {known})",
+                f"dmlspec cannot run {quote(kind)}: it runs {len(known_operator_types())} "
+                f"operator types (`dmlspec list` shows them){hint}",
             )
         _check_operator(name, dispatchable)
     commands = model.get("commands", [])

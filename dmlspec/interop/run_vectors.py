@@ -188,6 +188,8 @@ def run_vectors(
     for i, entry in enumerate(cases):
         where = f"manifest.json at /cases/{i}"
         case_id = _field(entry, "id", str, where)
+        if not case_id.isprintable():  # it is printed, in paths and messages, as it is
+            raise VectorsError(f"{where}/id must be printable text; got {quote(case_id)}")
         files.path(case_id, "case id")
         level = _field(entry, "feature_level", str, where)
         outputs = _field(entry, "outputs", dict, where)
