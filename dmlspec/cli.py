@@ -59,6 +59,7 @@ def command_draft(args: argparse.Namespace) -> int:
     from .loading import default_spec_dir, load_common
     from .pages.check import default_docs_dir
     from .pages.drafting import draft_catalog
+    from .pages.read import DocPageError
 
     spec_dir = Path(args.spec_dir) if args.spec_dir else default_spec_dir()
     common = load_common(spec_dir)
@@ -66,7 +67,10 @@ def command_draft(args: argparse.Namespace) -> int:
     if not (docs_dir / "reference" / "directml-docs").is_dir():
         raise BadInput(f"{docs_dir}: no reference/directml-docs/ folder")
     only = {name.upper().removeprefix("DML_OPERATOR_") for name in args.ops} if args.ops else None
-    actions = draft_catalog(common, docs_dir, spec_dir / "operators", only, args.check)
+    try:
+        actions = draft_catalog(common, docs_dir, spec_dir / "operators", only, args.check)
+    except DocPageError as error:  # a page every draft reads (the manifest, the history)
+        raise BadInput(cut(str(error))) from None
     for action in actions:
         if action.action != "unchanged" or args.verbose:
             print(f"{action.action}: {action.name} ({action.path})")

@@ -234,6 +234,71 @@ def test_draft_reports_a_damaged_drafted_spec_as_bad_input(arena: Arena, shared_
     expect(outcome, 2, "failed: BATCH_NORMALIZATION")
 
 
+FILL_PAGE = "ns-directml-dml_fill_value_sequence_operator_desc.md"
+
+
+def _binary(page: Path) -> None:
+    page.write_bytes(b"\xff\xfe garbage")
+
+
+def _replaced_by(make: Any) -> Any:
+    def plant(page: Path) -> None:
+        page.unlink()
+        make(page)
+
+    return plant
+
+
+@pytest.mark.parametrize(
+    ("name", "plant", "said"),
+    [
+        pytest.param(FILL_PAGE, lambda p: p.write_text(""), "no DML_*_DESC struct", id="empty"),
+        pytest.param(FILL_PAGE, _binary, "expected UTF-8 text", id="binary"),
+        pytest.param(FILL_PAGE, _replaced_by(os.mkfifo), "is a FIFO", id="fifo"),
+        pytest.param(FILL_PAGE, _replaced_by(Path.mkdir), "is a folder", id="folder"),
+        pytest.param("_manifest.tsv", _binary, "_manifest.tsv:1: is not UTF-8", id="manifest"),
+        pytest.param(
+            "dml-feature-level-history.md", _binary, "history.md:1: is not UTF-8", id="history"
+        ),
+    ],
+)
+def test_draft_reports_a_damaged_page_as_bad_input(
+    arena: Arena, shared_dir: Path, name: str, plant: Any, said: str
+) -> None:
+    import shutil
+
+    docs = arena.work / "docs"
+    shutil.copytree(
+        shared_dir / "reference" / "directml-docs", docs / "reference" / "directml-docs"
+    )
+    plant(docs / "reference" / "directml-docs" / name)
+    spec = arena.work / "spec"
+    shutil.copytree(SPEC_DIR, spec)
+    outcome = arena.run(
+        "--spec-dir",
+        str(spec),
+        "draft",
+        str(docs),
+        "--ops",
+        "FILL_VALUE_SEQUENCE",
+        "--check",
+        writes=spec,
+        isolate=False,
+    )
+    expect(outcome, 2, said)
+
+
+def test_a_page_s_scalar_union_without_a_data_type_field_is_drafted_as_float() -> None:
+    """A damaged page lacking the data_type field (a KeyError was an internal error)."""
+    from dmlspec.pages.drafting.operator import OperatorDraft, _link_value_types
+
+    fields = [{"name": "Value", "kind": "scalar_union"}]
+    draft = OperatorDraft("X", {})
+    _link_value_types(fields, draft)
+    assert fields == [{"name": "Value", "kind": "float"}]
+    assert draft.problems == ["Value is a scalar union with no data_type field"]
+
+
 def test_the_benchmark_replaces_a_linked_results_file(tmp_path: Path) -> None:
     from dmlspec.bench.run import _write_json
 
