@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 a check found differences or violations (or a backend failed),
 2 unreadable, malformed or refused input (specs, docs, files, backends, limits) or a missing
-dependency, 3 an internal error (a bug in dmlspec). Errors are one-line messages, never tracebacks
+dependency, 3 an internal error (a bug in dmlspec), 130 interrupted (Ctrl-C, or a backend
+raising KeyboardInterrupt). Errors are one-line messages, never tracebacks
 (set DMLSPEC_DEBUG=1 to see one for an internal error).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import traceback
 from collections.abc import MutableMapping, Sequence
@@ -27,6 +29,9 @@ from .safeio import UnsafePath
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # as a shell reports a process that SIGINT ended
+INTERRUPTED = "interrupted (KeyboardInterrupt: Ctrl-C, or raised by the backend)"
+MAX_WORKERS = 256  # --workers: each is a process with its own backend process
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
@@ -55,6 +60,7 @@ def command_draft(args: argparse.Namespace) -> int:
     from .loading import default_spec_dir, load_common
     from .pages.check import default_docs_dir
     from .pages.drafting import draft_catalog
+    from .pages.read import DocPageError
 
     spec_dir = Path(args.spec_dir) if args.spec_dir else default_spec_dir()
     common = load_common(spec_dir)
@@ -62,7 +68,10 @@ def command_draft(args: argparse.Namespace) -> int:
     if not (docs_dir / "reference" / "directml-docs").is_dir():
         raise BadInput(f"{docs_dir}: no reference/directml-docs/ folder")
     only = {name.upper().removeprefix("DML_OPERATOR_") for name in args.ops} if args.ops else None
-    actions = draft_catalog(common, docs_dir, spec_dir / "operators", only, args.check)
+    try:
+        actions = draft_catalog(common, docs_dir, spec_dir / "operators", only, args.check)
+    except DocPageError as error:  # a page every draft reads (the manifest, the history)
+        raise BadInput(cut(str(error))) from None
     for action in actions:
         if action.action != "unchanged" or args.verbose:
             print(f"{action.action}: {action.name} ({action.path})")
@@ -73,8 +82,11 @@ def command_draft(args: argparse.Namespace) -> int:
     for action in actions:
         counts[action.action] = counts.get(action.action, 0) + 1
     print(", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
-    if any(a.action == "failed" for a in actions):
-        return EXIT_BAD_INPUT
+    failed = [a for a in actions if a.action == "failed"]
+    if failed:
+        first = failed[0]
+        said = f": {cut(first.problems[0])}" if first.problems else ""
+        raise BadInput(f"{len(failed)} failed, the first {quote(first.name)}{said}")
     return EXIT_FAILED if args.check and counts.get("would write") else EXIT_OK
 
 
@@ -168,7 +180,7 @@ def command_validate(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         for name, result in results.items():
-            label = f"{args.file}" + (f" [{cut(name, 80)}]" if name else "")
+            label = f"{args.file}" + (f" [{quote(name)}]" if name else "")
             verdict = "valid" if result.valid else "INVALID"
             print(f"{label}: {verdict} at feature level {result.feature_level}")
             for violation in result.violations:
@@ -176,7 +188,7 @@ def command_validate(args: argparse.Namespace) -> int:
             for warning in result.warnings:
                 print(f"  {warning}")
         for name, reason in skipped.items():
-            print(f"{args.file} [{cut(name, 80)}]: not checked ({reason})")
+            print(f"{args.file} [{quote(name)}]: not checked ({reason})")
     return EXIT_OK if all(r.valid for r in results.values()) else EXIT_FAILED
 
 
@@ -217,16 +229,24 @@ def command_conformance(args: argparse.Namespace) -> int:
 
     from .backends import is_builtin, load_backend
     from .conformance import distribution, plugin
+    from .conformance.import_path import isolate_children
     from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_terminal
     from .conformance.report_html import render_html
+    from .conformance.run_files import clear_report_files, nothing_judged
     from .generate import default_output_dir
     from .generate.dest.tests import suite_path
     from .limits import CASE_TIMEOUT
+    from .safeio import read_bytes, write_file
 
+    if args.workers not in (None, "auto") and not (
+        args.workers.isdecimal() and 0 <= int(args.workers) <= MAX_WORKERS
+    ):
+        raise BadInput(f"--workers must be auto or 0 to {MAX_WORKERS}; got {quote(args.workers)}")
     share_accelerator(os.environ)
     if args.workers and not importable("xdist"):
         raise BadInput(f"--workers runs on pytest-xdist; {install_hint('xdist')}")
+    isolate_children(os.environ, sys.path)
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
@@ -245,6 +265,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     report_dir = _writable_folder(
         Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-")), "--report"
     )
+    clear_report_files(report_dir)
     timeout = args.case_timeout if args.case_timeout is not None else CASE_TIMEOUT.value()
     if not 0 < timeout < float("inf"):
         raise BadInput(f"--case-timeout must be a positive number of seconds; got {timeout}")
@@ -271,6 +292,7 @@ def command_conformance(args: argparse.Namespace) -> int:
                 f"--feature-level {requested} is above what {backend.name} claims ({claimed})"
             )
     plugin.preload(args.backend, backend)
+    private = Path(tempfile.mkdtemp(prefix="dmlspec-run-"))
     # Everything the run writes goes to the report folder, nothing to the current one.
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(report_dir / ".hypothesis"))
     # Only the named operators' modules are collected (each imports and rewrites its module, and
@@ -287,7 +309,8 @@ def command_conformance(args: argparse.Namespace) -> int:
         f"--dml-backend={args.backend}",
         f"--hypothesis-profile={args.profile}",
         f"--dml-report={report_dir}",
-        f"--junitxml={report_dir / 'junit.xml'}",
+        # pytest opens junit.xml following links: it writes in a private folder, moved after.
+        f"--junitxml={private / 'junit.xml'}",
         f"--dml-case-timeout={timeout}",
         "-q",
         # A failure's message holds its case (operator JSON, inputs, seed); long tracebacks
@@ -322,10 +345,17 @@ def command_conformance(args: argparse.Namespace) -> int:
     )
     try:
         code = int(pytest.main(options))
+        junit = private / "junit.xml"
+        if junit.is_file():
+            write_file(report_dir, "junit.xml", read_bytes(junit, junit.stat().st_size))
     finally:
         plugin.preload("", None)
         if isinstance(backend, IsolatedBackend):
             backend.close()
+        shutil.rmtree(private, ignore_errors=True)
+    if code == pytest.ExitCode.INTERRUPTED:
+        print(f"dmlspec: {INTERRUPTED}; the reports are incomplete", file=sys.stderr)
+        return EXIT_INTERRUPTED
     results_file = report_dir / "results.json"
     if not results_file.exists():
         if code != 4:  # pytest said what was wrong with the usage (a case list, a shard)
@@ -334,14 +364,17 @@ def command_conformance(args: argparse.Namespace) -> int:
             )
         return EXIT_BAD_INPUT if code in (3, 4) else EXIT_FAILED
     results = json.loads(results_file.read_text())
-    (report_dir / "report.md").write_text(render_markdown(results))
-    (report_dir / "report.html").write_text(render_html(results))
+    write_file(report_dir, "report.md", render_markdown(results).encode())
+    write_file(report_dir, "report.html", render_html(results).encode())
     print(render_terminal(results))
     print(f"reports: {report_dir}/results.json, junit.xml, report.md, report.html")
     if args.write_baseline:
         print(distribution.write_baseline(Path(args.write_baseline), results))
     failed = any(t["outcome"] == "failed" for t in results["tests"])
-    return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
+    empty = nothing_judged(results["tests"])
+    if empty is not None:
+        print(f"dmlspec: {empty}", file=sys.stderr)
+    return EXIT_FAILED if failed or empty or code not in (0, 5) else EXIT_OK
 
 
 def command_merge_reports(args: argparse.Namespace) -> int:
@@ -450,7 +483,7 @@ def command_run_vectors(args: argparse.Namespace) -> int:
 
     def show(result: VectorResult) -> None:
         if result.outcome != "passed":
-            print(f"{result.outcome.upper()} {result.id}: {result.message}")
+            print(f"{result.outcome.upper()} {quote(result.id)}: {result.message}")
 
     try:
         results = run_vectors(folder, backend, show, args.allow_any_path)
@@ -458,6 +491,12 @@ def command_run_vectors(args: argparse.Namespace) -> int:
         raise BadInput(f"{folder}: {error}") from None
     counts = {o: sum(r.outcome == o for r in results) for o in ("passed", "failed", "skipped")}
     print(f"{backend.name}: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
+    if not counts["passed"] and not counts["failed"]:
+        said = f"{counts['skipped']} skipped" if results else "the manifest lists no case"
+        print(
+            f"dmlspec: the run judged nothing: no case passed or failed ({said})", file=sys.stderr
+        )
+        return EXIT_FAILED
     return EXIT_FAILED if counts["failed"] else EXIT_OK
 
 
@@ -615,7 +654,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dmlspec: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        return 130
+        print(f"dmlspec: {INTERRUPTED}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as error:  # the CLI never shows a traceback unless asked to
         missing = _missing_dependency(error)
         if missing is not None:

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 __all__ = [
     "CASE_TIMEOUT",
     "LIMITS",
+    "MAX_ALTERNATIVES",
     "MAX_BUFFER_BYTES",
     "MAX_DIMENSIONS",
+    "MAX_DISPATCH_BYTES",
     "MAX_ELEMENTS",
     "MAX_FILE_BYTES",
     "MAX_JSON_DEPTH",
@@ -61,10 +63,16 @@ MAX_FILE_BYTES = Limit(
 )
 MAX_ELEMENTS = Limit("DMLSPEC_MAX_ELEMENTS", 1 << 28, "elements of one dispatch resource")
 MAX_BUFFER_BYTES = Limit("DMLSPEC_MAX_BUFFER_BYTES", 1 << 30, "bytes of one dispatch resource")
+MAX_DISPATCH_BYTES = Limit(
+    "DMLSPEC_MAX_DISPATCH_BYTES", 2 << 30, "bytes of all resources of one dispatch model together"
+)
 MAX_DIMENSIONS = Limit(
     "DMLSPEC_MAX_DIMENSIONS", 64, "entries of a Sizes or Strides list (DirectML allows 8)"
 )
 MAX_JSON_DEPTH = Limit("DMLSPEC_MAX_JSON_DEPTH", 200, "nesting depth of a JSON document")
+MAX_ALTERNATIVES = Limit(
+    "DMLSPEC_MAX_ALTERNATIVES", 16, "other correct results one vector output may list"
+)
 CASE_TIMEOUT = Limit(
     "DMLSPEC_CASE_TIMEOUT", 60.0, "seconds a backend may take for one conformance case"
 )
@@ -72,8 +80,10 @@ LIMITS = (
     MAX_FILE_BYTES,
     MAX_ELEMENTS,
     MAX_BUFFER_BYTES,
+    MAX_DISPATCH_BYTES,
     MAX_DIMENSIONS,
     MAX_JSON_DEPTH,
+    MAX_ALTERNATIVES,
     CASE_TIMEOUT,
 )
 

@@ -5,6 +5,7 @@ the benchmark, never to unit tests."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -827,7 +828,7 @@ def test_bench_markdown_option_prints_a_results_file_and_names_a_bad_one(
     assert bench_main(["--markdown", str(results)]) == 0
     assert capsys.readouterr().out.startswith("#### seed operators\n")
     assert bench_main(["--markdown", str(tmp_path / "absent.json")]) == 2
-    assert "absent.json: No such file or directory" in capsys.readouterr().err
+    assert "absent.json: cannot read file: No such file or directory" in capsys.readouterr().err
     (tmp_path / "other.json").write_text(json.dumps({"cases": [{"name": "x"}]}))
     assert bench_main(["--markdown", str(tmp_path / "other.json")]) == 2
     assert "not a results file --json wrote (no 'family' where expected)" in (
@@ -835,7 +836,85 @@ def test_bench_markdown_option_prints_a_results_file_and_names_a_bad_one(
     )
     (tmp_path / "broken.json").write_text("{")
     assert bench_main(["--markdown", str(tmp_path / "broken.json")]) == 2
-    assert "not a results file --json wrote (not JSON)" in capsys.readouterr().err
+    assert "broken.json: invalid JSON at line 1 column 2" in capsys.readouterr().err
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _sparse(path: Path) -> None:
+    with path.open("wb") as handle:
+        handle.truncate(65 << 20)  # over the 64 MiB a file may hold, taking no disk
+
+
+@pytest.mark.parametrize(
+    ("plant", "said"),
+    [
+        pytest.param(lambda p: p.mkdir(), "is a folder", id="folder"),
+        pytest.param(_fifo, "is a FIFO", id="fifo"),
+        pytest.param(lambda p: p.symlink_to("/dev/zero"), "only regular files", id="dev-zero"),
+        pytest.param(_sparse, "over the limit", id="huge"),
+        pytest.param(lambda p: p.write_text("[" * 100_000), "nested more than", id="nested"),
+        pytest.param(lambda p: p.write_bytes(b"\xff{}"), "not UTF-8", id="binary"),
+    ],
+)
+def test_bench_markdown_reads_only_a_bounded_regular_file(
+    tmp_path: Path, plant: Callable[[Path], object], said: str
+) -> None:
+    """In a process of its own: a FIFO read without care would hang, /dev/zero never end."""
+    path = tmp_path / "results.json"
+    plant(path)
+    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--markdown", str(path)]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's dmlspec
+    finished = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, env=environment
+    )
+    assert finished.returncode == 2 and not finished.stdout, finished.stderr[-2000:]
+    lines = finished.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bench: --markdown "), finished.stderr[-2000:]
+    assert said in lines[0]
+
+
+@pytest.mark.parametrize(
+    "results",
+    [
+        [1, 2],
+        {"cases": 5},
+        {"cases": [1]},
+        {"cases": [{"family": ["x"]}]},
+        {"cases": [{"family": "x", "name": "x_large", "variants": "abc"}], "targets": []},
+        {"cases": [{"family": "x", "name": "n", "size": "small"}], "targets": [5]},
+        {"cases": [], "targets": [], "suite": 5},
+        {"cases": [], "suite": [{"checks": 1, "cases": 1, "wall_seconds": "x"}]},
+        {"cases": [], "suite": [{"wall_seconds": 1, "checks_per_second": 1}]},
+    ],
+)
+def test_bench_markdown_names_a_misshapen_results_file_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], results: object
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    assert bench_main(["--markdown", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert not captured.out
+    assert captured.err.count("\n") == 1
+    assert "not a results file --json wrote (" in captured.err
+
+
+def test_markdown_escapes_pipes_line_breaks_and_control_characters_from_names() -> None:
+    from dmlspec.bench.markdown import render_results
+
+    results = _results()
+    results["cases"][0]["name"] = "gather|nd\n_large\x1b[31m"
+    results["cases"][0]["best_peer"] = "peer|x"
+    results["targets"][0]["target"] = "two\nlines"
+    text = render_results(results)
+    assert "\x1b" not in text and "\r" not in text
+    assert "| gather\\|nd _large\\x1b[31m | 3.70 ms | 3.30 ms | peer\\|x 3.27 ms | - |" in text
+    assert "- missed: two lines: 1.01x" in text
+    table = [line for line in text.splitlines() if line.startswith("| gather")]
+    assert len(table) == 1 and table[0].replace("\\|", "").count("|") == 6
 
 
 def test_the_readmes_run_tables_are_the_rendering_of_the_run_it_names() -> None:

@@ -204,13 +204,13 @@ def _model(folder: Path, operator: dict[str, Any], out: list[float]) -> Path:
 
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 def test_dispatch_honours_strides_and_buffer_sizes(tmp_path: Path, backend: str) -> None:
-    lines: list[str] = []
-    run_model(_model(tmp_path, GATHER, [0, 0, 0, 0]), load_backend(backend), write=lines.append)
-    assert lines == ["Resource 'Out': 1, 3, 0, 2"]
+    printed: list[str] = []
+    run_model(_model(tmp_path, GATHER, [0, 0, 0, 0]), load_backend(backend), write=printed.append)
+    assert "".join(printed) == "Resource 'Out': 1, 3, 0, 2\n"
     operator, _, _ = strided_output()
-    lines.clear()
-    run_model(_model(tmp_path, operator, [-7.5] * 8), load_backend(backend), write=lines.append)
-    assert lines == ["Resource 'Out': 1, 0, -7.5, -7.5, 3, 2, -7.5, -7.5"]
+    printed.clear()
+    run_model(_model(tmp_path, operator, [-7.5] * 8), load_backend(backend), write=printed.append)
+    assert "".join(printed) == "Resource 'Out': 1, 0, -7.5, -7.5, 3, 2, -7.5, -7.5\n"
     with pytest.raises(DispatchError, match="'Out' holds 24 bytes; OutputTensor needs 32"):
         run_model(_model(tmp_path, operator, [-7.5] * 6), load_backend(backend))
 

@@ -362,7 +362,7 @@ def test_cli_validate_dxdispatch_fill_model(shared_dir: Path) -> None:
     model = shared_dir / "reference" / "dxdispatch" / "dml_fill_value_sequence.json"
     result = run_cli("validate", str(model))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines()[0].endswith("[fill_sequence]: valid at feature level 6_4")
+    assert result.stdout.splitlines()[0].endswith("['fill_sequence']: valid at feature level 6_4")
     as_json = json.loads(run_cli("validate", str(model), "--json", "--feature-level", "2_1").stdout)
     assert as_json == {"fill_sequence": {"valid": True, "violations": [], "warnings": []}}
 

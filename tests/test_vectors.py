@@ -294,7 +294,7 @@ def _model(tmp_path: Path, model: object, name: str = "model.json") -> Path:
         ),
         (
             {"dispatchables": {"g": {"type": "DML_OPERATOR_GEMMM", "desc": {}}}},
-            "/dispatchables/g/type: dmlspec cannot run 'DML_OPERATOR_GEMMM' yet",
+            "/dispatchables/g/type: dmlspec cannot run 'DML_OPERATOR_GEMMM': it runs",
         ),
         (
             {"commands": [{"type": "dispatch", "dispatchable": "missing", "bindings": {}}]},

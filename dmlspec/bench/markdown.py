@@ -25,6 +25,20 @@ FAMILY_TITLES = {
 }
 
 
+def _line(value: object) -> str:
+    """Text from the results file as it may stand in one line of Markdown: line breaks become
+    spaces, other control characters (terminal escapes) their `\\xNN` spelling."""
+    return "".join(
+        " " if c in "\n\r" else f"\\x{ord(c):02x}" if ord(c) < 32 or 127 <= ord(c) < 160 else c
+        for c in str(value)
+    )
+
+
+def _cell(value: object) -> str:
+    """Text from the results file as one table cell: `_line`, its `|` escaped."""
+    return _line(value).replace("|", "\\|")
+
+
 def render_results(results: dict[str, Any]) -> str:
     """The Markdown of one benchmark run, `\\n`-terminated."""
     lines: list[str] = []
@@ -32,7 +46,7 @@ def render_results(results: dict[str, Any]) -> str:
     for family in families:
         cases = [c for c in results["cases"] if c["family"] == family]
         targets = [t for t in results["targets"] if t.get("family", "seed") == family]
-        lines += [f"#### {FAMILY_TITLES.get(family, family)}", ""]
+        lines += [f"#### {_line(FAMILY_TITLES.get(family, family))}", ""]
         lines += _large_table(cases)
         lines += ["", *_targets(targets), ""]
     if results.get("suite"):
@@ -61,7 +75,7 @@ def _large_table(cases: list[dict[str, Any]]) -> list[str]:
     ]
     header = [
         "case",
-        *(f"`{name}`" for name in columns),
+        *(f"`{_cell(name)}`" for name in columns),
         *(REFERENCES[library] for library in references),
         "best peer",
         "out= / donated % copy",
@@ -82,11 +96,13 @@ def _large_table(cases: list[dict[str, Any]]) -> list[str]:
             )
             cells.append(_time(reference["median_seconds"]) if reference else "-")
         peer = (
-            f"{case['best_peer']} {_time(case['best_peer_seconds'])}" if case["best_peer"] else "-"
+            f"{_cell(case['best_peer'])} {_time(case['best_peer_seconds'])}"
+            if case["best_peer"]
+            else "-"
         )
         in_place = [v for v in by_name.values() if v["mode"] == "in place" and v["correct"]]
         copy = f"{in_place[0]['fraction_of_copy']:.0%}" if in_place else "-"
-        rows.append(f"| {case['name']} | " + " | ".join([*cells, peer, copy]) + " |")
+        rows.append(f"| {_cell(case['name'])} | " + " | ".join([*cells, peer, copy]) + " |")
     return rows
 
 
@@ -108,7 +124,7 @@ def _targets(targets: list[dict[str, Any]]) -> Iterator[str]:
     if missed:
         yield ""
     for target in missed:
-        yield f"- missed: {target['target']}: {target['measured']}"
+        yield f"- missed: {_line(target['target'])}: {_line(target['measured'])}"
 
 
 def _suite(results: dict[str, Any]) -> Iterator[str]:
@@ -121,14 +137,16 @@ def _suite(results: dict[str, Any]) -> Iterator[str]:
         # Run k's file has no "cold": only its cold run counted programs.
         which = "empty (cold)" if run.get("cold", programs is not None) else "the user's (warm)"
         yield (
-            f"| {which} | {run['cases']} | {run['checks']} | {run['wall_seconds']:.1f} s | "
-            f"{run['cases'] / run['wall_seconds']:.1f} | {'-' if programs is None else programs} |"
+            f"| {which} | {_cell(run['cases'])} | {_cell(run['checks'])} | "
+            f"{run['wall_seconds']:.1f} s | {run['cases'] / run['wall_seconds']:.1f} | "
+            f"{'-' if programs is None else _cell(programs)} |"
         )
     entries = results.get("suite_targets", [])
     if entries:
         yield ""
     for entry in entries:
         verdict = "met" if entry["met"] else "missed"
-        yield f"- {verdict}: {entry['case']}: {entry['target']}: {entry['measured']}"
+        said = (_line(entry[key]) for key in ("case", "target", "measured"))
+        yield f"- {verdict}: " + ": ".join(said)
         for note in entry["evidence"]:
-            yield f"  - {note}"
+            yield f"  - {_line(note)}"

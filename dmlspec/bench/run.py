@@ -17,6 +17,17 @@ from .accelerator import DeviceRates, measure_device
 
 __all__ = ["main"]
 
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    """Write the results as every dmlspec output is written: a link at `path` is replaced."""
+    from ..safeio import write_file
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file(
+        path.parent, path.name, (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode()
+    )
+
+
 DESCRIPTION = """\
 Time dmlspec's JAX kernels against their peers (numpy, onnxruntime, torch when installed) in
 one process, interleaved, on the same machine; measure the machine's copy bandwidth and the
@@ -120,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         print(render(packed) + "\n")
         if args.packed_only:
             if args.json:
-                args.json.parent.mkdir(parents=True, exist_ok=True)
-                args.json.write_text(json.dumps({"packed": packed}, indent=2) + "\n")
+                _write_json(args.json, {"packed": packed})
             return 0
     names = args.cases or list(builders)
     unknown = [n for n in names if n not in builders]
@@ -202,29 +212,36 @@ def main(argv: list[str] | None = None) -> int:
             "suite_targets": suite_entries,
             "packed": packed,
         }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        _write_json(args.json, payload)
         print(f"\nresults: {args.json}")
     return 0
 
 
 def _print_markdown(path: Path) -> int:
+    """Print a results file's tables; anything else (unreadable, not a regular file, too large
+    or deep, not JSON, not shaped as --json writes it) is one line and exit 2."""
+    from ..jsonio import JsonReadError, read_json_file
+    from ..limits import cut
     from .markdown import render_results
 
     try:
-        results = json.loads(path.read_text())
+        results = read_json_file(path)
+    except JsonReadError as error:
+        print(f"bench: --markdown {path}: {error}", file=sys.stderr)
+        return 2
+    try:
+        if not isinstance(results, dict):
+            raise TypeError(f"a {type(results).__name__}, not an object")
         text = render_results(results)
-    except OSError as error:
-        print(f"bench: --markdown {path}: {error.strerror or error}", file=sys.stderr)
-        return 2
-    except (ValueError, KeyError, TypeError) as error:
-        kind = "not JSON" if isinstance(error, ValueError) else f"no {error} where expected"
-        print(
-            f"bench: --markdown {path}: not a results file --json wrote ({kind})", file=sys.stderr
-        )
-        return 2
-    sys.stdout.write(text)
-    return 0
+    except KeyError as error:
+        kind = f"no {cut(repr(error.args[0]), 80)} where expected"
+    except (TypeError, ValueError, AttributeError, IndexError) as error:
+        kind = cut(f"{type(error).__name__}: {error}", 200)
+    else:
+        sys.stdout.write(text)
+        return 0
+    print(f"bench: --markdown {path}: not a results file --json wrote ({kind})", file=sys.stderr)
+    return 2
 
 
 def _time_case(case: Any, runs: int, warmup: int) -> list[Any]:

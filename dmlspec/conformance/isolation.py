@@ -36,6 +36,7 @@ from ..backends import BackendLoadError
 from ..backends.contract import execution_flags
 from ..errors import InvalidOperator, Unsupported
 from ..limits import CASE_TIMEOUT, MAX_BUFFER_BYTES, quote
+from .import_path import child_path
 
 __all__ = ["BackendCrashed", "BackendError", "CaseTimeout", "IsolatedBackend"]
 
@@ -140,13 +141,14 @@ class IsolatedBackend:
         self._process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                __name__,
+                "-c",
+                _BOOTSTRAP,
                 str(from_parent),
                 str(to_parent),
                 self.spec,
-                json.dumps(sys.path),
+                json.dumps(child_path(sys.path, os.getcwd())),
             ],
+            env={**os.environ, "PYTHONSAFEPATH": "1"},  # see import_path.py
             pass_fds=(from_parent, to_parent),
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: a timeout kills all it started
@@ -271,6 +273,8 @@ class IsolatedBackend:
             raise Unsupported(message)
         if kind == "invalid":
             raise InvalidOperator(message, [str(c) for c in header.get("constraint_ids", [])])
+        if kind == "interrupted":
+            raise KeyboardInterrupt("the backend raised KeyboardInterrupt")
         raise _error_class(str(header.get("type", "Exception")))(message)
 
 
@@ -384,12 +388,21 @@ def _serve(receive: BinaryIO, send: BinaryIO, spec: str) -> None:
         except InvalidOperator as error:
             ids = [str(c) for c in error.constraint_ids]
             frame = _frame({"kind": "invalid", "message": _said(error), "constraint_ids": ids}, {})
+        except KeyboardInterrupt:  # the backend's own: the run stops, told without a traceback
+            frame = _frame({"kind": "interrupted"}, {})
         except (Exception, SystemExit) as error:
             frame = _frame(
                 {"kind": "error", "type": type(error).__name__, "message": _said(error)}, {}
             )
         send.write(frame)
         send.flush()
+
+
+# The child sets its import path before it imports anything of dmlspec's (see import_path.py).
+_BOOTSTRAP = (
+    "import json, runpy, sys; sys.path[:] = json.loads(sys.argv[4]); "
+    f"runpy.run_module({__name__!r}, run_name='__main__')"
+)
 
 
 def main(argv: list[str]) -> int:

@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+from ..safeio import write_file
 from .baseline import Baseline
 from .baseline import matches as _matches
 from .merge import spec_digest
@@ -524,7 +525,8 @@ def _write_results(
         ],
         "stale": stale,
     }
-    (folder / "results.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
+    write_file(folder, "results.json", text.encode())
 
 
 def _entry_verdicts(

@@ -46,4 +46,7 @@ def render(catalog: Catalog, output_dir: Path) -> FileManager:
 def generate(catalog: Catalog, output_dir: Path, check: bool = False) -> list[Change]:
     """Write (or with `check`, only compare) generated files; return the differences."""
     files = render(catalog, output_dir)
-    return files.changes() if check else files.write()
+    if check:
+        return files.changes()
+    # generated/ holds only what dmlspec writes; another folder may hold a user's own files.
+    return files.write(remove_any=output_dir.resolve() == default_output_dir().resolve())

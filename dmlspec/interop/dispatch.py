@@ -11,14 +11,18 @@ DMLCalcBufferTensorSize, bytes from the resource's start), which the resource mu
 strided output's current contents are its initial buffer, and only its view is written.
 
 Nothing is allocated before it is checked: a resource holds at most `DMLSPEC_MAX_ELEMENTS`
-elements and `DMLSPEC_MAX_BUFFER_BYTES` bytes, files are read only when regular and within
-that size, values must fit their data type, and every dispatchable is validated first.
+elements and `DMLSPEC_MAX_BUFFER_BYTES` bytes, all resources together at most
+`DMLSPEC_MAX_DISPATCH_BYTES`, files are read only when regular and within that size, values
+must fit their data type, and every dispatchable is validated first. A printed resource is
+written a chunk at a time, never built as one string.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +30,23 @@ import numpy as np
 
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
-from ..limits import MAX_BUFFER_BYTES, MAX_ELEMENTS, cut, quote
+from ..limits import MAX_BUFFER_BYTES, MAX_DISPATCH_BYTES, MAX_ELEMENTS, cut, quote
 from ..reference.layout import buffer_elements
 from ..safeio import UnsafePath, confine, read_bytes, read_npy
 
-__all__ = ["DispatchError", "format_resource", "run_model"]
+__all__ = ["DispatchError", "run_model", "write_resource"]
 
 
 class DispatchError(ValueError):
     """A malformed or unrunnable model; the message starts with the JSON pointer."""
 
     def __init__(self, pointer: str, message: str) -> None:
-        super().__init__(f"{pointer or '/'}: {message}")
+        # A pointer holds names from the model: quoted where one would print anything but
+        # plain text (an escape sequence, a line break) or run long.
+        shown = pointer or "/"
+        if not shown.isprintable() or len(shown) > 200:
+            shown = quote(shown, 200)
+        super().__init__(f"{shown}: {message}")
 
 
 def _numpy_type(name: Any, pointer: str) -> np.dtype[Any]:
@@ -64,6 +73,14 @@ def _source(folder: Path, path: Any, pointer: str, allow_any_path: bool) -> Path
     return target
 
 
+@dataclass(frozen=True)
+class _Planned:
+    """A resource checked but not yet allocated: the bytes it takes and how to make it."""
+
+    nbytes: int
+    make: Callable[[], np.ndarray]
+
+
 def _read_file(path: Path, pointer: str, limit: int) -> bytes:
     try:
         return read_bytes(path, limit)
@@ -73,10 +90,30 @@ def _read_file(path: Path, pointer: str, limit: int) -> bytes:
         raise DispatchError(pointer, f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _npy(path: Path, pointer: str) -> np.ndarray:
-    """A .npy file's values, flat; never unpickled, never larger than a resource may be."""
+def _file_size(path: Path, pointer: str) -> int:
+    """A resource file's size, within the limit of one resource; the file is later read only
+    up to this size (a file that grows in between is refused)."""
     try:
-        loaded = read_npy(path, int(MAX_BUFFER_BYTES) + 4096)  # + the header
+        size = path.stat().st_size
+    except OSError as error:
+        raise DispatchError(pointer, f"cannot read {path}: {error.strerror or error}") from None
+    limit = int(MAX_BUFFER_BYTES) + (_NPY_HEADER if path.suffix == ".npy" else 0)
+    if size > limit:
+        raise DispatchError(
+            pointer,
+            f"{path.name} holds {size} bytes, over the limit of {limit} per resource "
+            f"(set {MAX_BUFFER_BYTES.variable} to raise it)",
+        )
+    return size
+
+
+_NPY_HEADER = 4096  # the most a .npy file's header may add to its array's bytes
+
+
+def _npy(path: Path, pointer: str, size: int) -> np.ndarray:
+    """A .npy file's values, flat; never unpickled, never larger than planned."""
+    try:
+        loaded = read_npy(path, size)
     except UnsafePath as error:
         raise DispatchError(pointer, str(error)) from None
     except OSError as error:
@@ -86,8 +123,8 @@ def _npy(path: Path, pointer: str) -> np.ndarray:
     return loaded.reshape(-1)
 
 
-def _raw(path: Path, dtype: np.dtype[Any], pointer: str) -> np.ndarray:
-    data = _read_file(path, pointer, int(MAX_BUFFER_BYTES))
+def _raw(path: Path, dtype: np.dtype[Any], pointer: str, size: int) -> np.ndarray:
+    data = _read_file(path, pointer, size)
     if len(data) % dtype.itemsize:
         raise DispatchError(
             pointer,
@@ -112,7 +149,8 @@ def _count(value: Any, dtype: np.dtype[Any], pointer: str) -> int:
     return value
 
 
-def _buffer(name: str, resource: Any, folder: Path, allow_any_path: bool) -> np.ndarray:
+def _plan(name: str, resource: Any, folder: Path, allow_any_path: bool) -> _Planned:
+    """A resource's size and maker: everything checked, nothing allocated or read yet."""
     pointer = f"/resources/{name}"
     if not isinstance(resource, Mapping):
         raise DispatchError(pointer, "a resource must be an object")
@@ -126,40 +164,69 @@ def _buffer(name: str, resource: Any, folder: Path, allow_any_path: bool) -> np.
     )
     where = f"{pointer}/initialValues"
     if isinstance(values, Mapping) and "sourcePath" in values:
-        path = _source(folder, values["sourcePath"], f"{where}/sourcePath", allow_any_path)
+        at = f"{where}/sourcePath"
+        path = _source(folder, values["sourcePath"], at, allow_any_path)
+        size = _file_size(path, at)
         if path.suffix == ".npy":
-            return _npy(path, f"{where}/sourcePath")
+            return _Planned(size, lambda: _npy(path, at, size))
         if dtype is None:
             raise DispatchError(
                 f"{pointer}/initialValuesDataType", "a raw binary file needs initialValuesDataType"
             )
-        return _raw(path, dtype, f"{where}/sourcePath")
+        raw_type = dtype
+        return _Planned(size, lambda: _raw(path, raw_type, at, size))
     if dtype is None:
         raise DispatchError(f"{pointer}/initialValuesDataType", "required")
+    numbers = dtype
     if isinstance(values, list):
         if not values:
             raise DispatchError(where, "initialValues must not be empty")
-        _count(len(values), dtype, where)
+        count = _count(len(values), dtype, where)
         converted = [_number(v, dtype, f"{where}/{i}") for i, v in enumerate(values)]
-        with np.errstate(over="ignore"):  # a float beyond the type's range is its infinity
-            return np.array(converted, dtype=np.float64 if dtype.kind == "f" else object).astype(
-                dtype
-            )
+
+        def listed() -> np.ndarray:
+            with np.errstate(over="ignore"):  # a float beyond the type's range is its infinity
+                kind = np.float64 if numbers.kind == "f" else object
+                return np.array(converted, dtype=kind).astype(numbers)
+
+        return _Planned(count * dtype.itemsize, listed)
     if isinstance(values, Mapping) and "valueCount" in values:
         count = _count(values["valueCount"], dtype, f"{where}/valueCount")
         if "value" in values:
             value = _number(values["value"], dtype, f"{where}/value")
-            with np.errstate(over="ignore"):
-                return np.full(count, value, dtype=dtype)
+
+            def filled() -> np.ndarray:
+                with np.errstate(over="ignore"):
+                    return np.full(count, value, dtype=numbers)
+
+            return _Planned(count * dtype.itemsize, filled)
         if "valueStart" in values and "valueDelta" in values:
             start = _number(values["valueStart"], dtype, f"{where}/valueStart")
             delta = _number(values["valueDelta"], dtype, f"{where}/valueDelta", step=True)
-            return _sequence(start, delta, count, dtype)
+            return _Planned(count * dtype.itemsize, lambda: _sequence(start, delta, count, numbers))
     raise DispatchError(
         where,
         "expected an array, {valueCount, value}, {valueCount, valueStart, valueDelta} "
         "or {sourcePath}",
     )
+
+
+def _buffers(
+    resources: Mapping[str, Any], folder: Path, allow_any_path: bool
+) -> dict[str, np.ndarray]:
+    """Every resource, allocated only once all of them together fit `DMLSPEC_MAX_DISPATCH_BYTES`
+    (each one fitting its own limit is not enough: a model may list thousands)."""
+    planned = {name: _plan(name, r, folder, allow_any_path) for name, r in resources.items()}
+    limit, total = int(MAX_DISPATCH_BYTES), 0
+    for name, plan in planned.items():
+        total += plan.nbytes
+        if total > limit:
+            raise DispatchError(
+                f"/resources/{name}",
+                f"the resources up to this one take {total} bytes, over the limit of {limit} "
+                f"for all resources of a model (set {MAX_DISPATCH_BYTES.variable} to raise it)",
+            )
+    return {name: plan.make() for name, plan in planned.items()}
 
 
 def _sequence(start: Any, delta: Any, count: int, dtype: np.dtype[Any]) -> np.ndarray:
@@ -199,16 +266,22 @@ def _number(value: Any, dtype: np.dtype[Any], pointer: str, step: bool = False) 
     return value
 
 
-def format_resource(name: str, buffer: np.ndarray) -> str:
-    """One line as DxDispatch prints a buffer: flat, comma-separated."""
-    chunks = []
-    for start in range(0, max(buffer.size, 1), 1 << 16):  # a chunk's strings at a time
-        part = buffer[start : start + (1 << 16)]
+PRINT_CHUNK = 1 << 14  # elements formatted at a time: a printed resource is never one string
+
+
+def write_resource(name: str, buffer: np.ndarray, write: Callable[[str], object]) -> None:
+    """One line as DxDispatch prints a buffer, flat and comma-separated, handed to `write` a
+    chunk at a time (a resource of 2^28 values would be gigabytes as one string). The name is
+    quoted as every name read from input is."""
+    write(f"Resource {quote(name)}: ")
+    for start in range(0, buffer.size, PRINT_CHUNK):
+        part = buffer[start : start + PRINT_CHUNK]
         if buffer.dtype.kind == "f":
-            chunks.append(", ".join(f"{float(v):.6g}" for v in part.astype(np.float64)))
+            text = ", ".join(f"{float(v):.6g}" for v in part.astype(np.float64))
         else:
-            chunks.append(", ".join(str(int(v)) for v in part))
-    return f"Resource '{name}': {', '.join(chunks)}"
+            text = ", ".join(str(int(v)) for v in part)
+        write(f", {text}" if start else text)
+    write("\n")
 
 
 def _bound(binding: Any, pointer: str) -> tuple[str, int | None, int]:
@@ -357,7 +430,8 @@ def _bind(
             why = " (its TotalTensorSizeInBytes)"
         at = f" from byte {offset}" if offset else ""
         raise DispatchError(
-            where, f"resource {resource!r} holds {raw.size} bytes{at}; {label} needs {needed}{why}"
+            where,
+            f"resource {quote(resource)} holds {raw.size} bytes{at}; {label} needs {needed}{why}",
         )
     data = raw[: count * dtype.itemsize].copy().view(dtype)
     return resource, offset, data if strided else data.reshape(tensor["Sizes"]), strided
@@ -382,10 +456,16 @@ def _write(
 
 
 def run_model(
-    path: Path, backend: Any, allow_any_path: bool = False, write: Callable[[str], None] = print
+    path: Path,
+    backend: Any,
+    allow_any_path: bool = False,
+    write: Callable[[str], object] | None = None,
 ) -> None:
-    """Execute every command of a DxDispatch model."""
-    from ..validation import known_operator_types, validator_for
+    """Execute every command of a DxDispatch model; what it prints goes to `write` (default:
+    standard output) in pieces (see `write_resource`)."""
+    from ..validation import closest_operator_types, known_operator_types, validator_for
+
+    write = write or sys.stdout.write
 
     try:
         model = read_json_file(path)
@@ -399,17 +479,19 @@ def run_model(
     resources = model.get("resources", {})
     if not isinstance(resources, Mapping):
         raise DispatchError("/resources", "must be an object")
-    buffers = {name: _buffer(name, r, folder, allow_any_path) for name, r in resources.items()}
+    buffers = _buffers(resources, folder, allow_any_path)
     dispatchables = model.get("dispatchables", {})
     if not isinstance(dispatchables, Mapping):
         raise DispatchError("/dispatchables", "must be an object")
     for name, dispatchable in dispatchables.items():
         kind = dispatchable.get("type") if isinstance(dispatchable, Mapping) else None
         if validator_for(dispatchable) is None:
-            known = ", ".join(known_operator_types())
+            close = closest_operator_types(kind)
+            hint = f"; the closest: {', '.join(close)}" if close else ""
             raise DispatchError(
                 f"/dispatchables/{name}/type",
-                f"dmlspec cannot run {quote(kind)} yet (it runs {known})",
+                f"dmlspec cannot run {quote(kind)}: it runs {len(known_operator_types())} "
+                f"operator types (`dmlspec list` shows them){hint}",
             )
         _check_operator(name, dispatchable)
     commands = model.get("commands", [])
@@ -427,7 +509,7 @@ def run_model(
             resource = command.get("resource")
             if not isinstance(resource, str) or resource not in buffers:
                 raise DispatchError(f"{pointer}/resource", f"no resource {quote(resource)}")
-            write(format_resource(str(resource), buffers[str(resource)]))
+            write_resource(resource, buffers[resource], write)
         else:
             raise DispatchError(
                 f"{pointer}/type", f"dmlspec runs dispatch and print commands; got {quote(kind)}"

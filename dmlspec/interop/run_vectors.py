@@ -25,7 +25,7 @@ import numpy as np
 from ..compare import exact_mismatches, mismatches_none_explains, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
-from ..limits import cut, quote
+from ..limits import MAX_ALTERNATIVES, cut, quote
 from ..reference.layout import buffer_elements, changed_outside_view, is_strided, logical_view
 from ..reference.tensors import numpy_dtype
 from ..safeio import UnsafePath, confine, read_npy
@@ -188,6 +188,8 @@ def run_vectors(
     for i, entry in enumerate(cases):
         where = f"manifest.json at /cases/{i}"
         case_id = _field(entry, "id", str, where)
+        if not case_id.isprintable():  # it is printed, in paths and messages, as it is
+            raise VectorsError(f"{where}/id must be printable text; got {quote(case_id)}")
         files.path(case_id, "case id")
         level = _field(entry, "feature_level", str, where)
         outputs = _field(entry, "outputs", dict, where)
@@ -280,6 +282,8 @@ def _expected(
         if not isinstance(tensor, Mapping):
             raise VectorsError(f"{at}: {quote(name)} is no tensor of the desc")
         tensor = tensor.get("Desc", tensor)
+        if "view" in rules:
+            _check_view(rules["view"], tensor, f"{at}/view", name)
         expected = _field(rules, "expected", str, at)
         relative = f"{case_id}/{expected}"
         array = _expect_array(files.array(expected, "expected", case_id), tensor, relative, name)
@@ -339,6 +343,8 @@ def _expected(
                     f"{at}/colliding_writes/{quote(cell)} must map a cell below {array.size} "
                     "to a list of hexadecimal bit patterns"
                 )
+        listed = _field(rules, "alternatives", list, at) if "alternatives" in rules else []
+        _check_alternatives(listed, f"{at}/alternatives")
         alternatives = tuple(
             _expect_array(
                 files.array(_listed(other, f"{at}/alternatives"), "alternative", case_id),
@@ -346,12 +352,56 @@ def _expected(
                 f"{case_id}/{other}",
                 name,
             )
-            for other in (
-                _field(rules, "alternatives", list, at) if "alternatives" in rules else ()
-            )
+            for other in listed
         )
         checked[name] = _Expected(rules, array, undefined, alternatives)
     return checked
+
+
+def _check_view(view: object, tensor: Mapping[str, Any], where: str, name: str) -> None:
+    """A strided output's view is its tensor desc's Sizes and Strides (the desc is validated:
+    a view of its own could reach outside the buffer); VectorsError for anything else."""
+    strides = tensor.get("Strides")
+    sound = (
+        isinstance(view, Mapping)
+        and strides is not None
+        and set(view) <= {"Sizes", "Strides", "outside"}
+        and view.get("outside", "unchanged") == "unchanged"
+        and _same_numbers(view.get("Sizes"), tensor.get("Sizes"))
+        and _same_numbers(view.get("Strides"), strides)
+    )
+    if not sound:
+        wanted = (
+            f"the Sizes {quote(tensor.get('Sizes'))} and Strides {quote(strides)} of "
+            f"{quote(name)}'s tensor desc"
+            if strides is not None
+            else f"absent: {quote(name)}'s tensor desc has no Strides"
+        )
+        raise VectorsError(f"{where} must be {wanted}; got {quote(view)}")
+
+
+def _same_numbers(given: object, wanted: object) -> bool:
+    """Equal lists of integers (True is not 1 here)."""
+    return (
+        isinstance(given, list)
+        and isinstance(wanted, list)
+        and all(type(v) is int for v in given)
+        and given == wanted
+    )
+
+
+def _check_alternatives(listed: list[Any], where: str) -> None:
+    limit = int(MAX_ALTERNATIVES)
+    if len(listed) > limit:
+        raise VectorsError(
+            f"{where} lists {len(listed)} files; at most {limit} "
+            f"({MAX_ALTERNATIVES.variable} sets this limit)"
+        )
+    for other in listed:
+        _listed(other, where)
+    repeated = next((o for i, o in enumerate(listed) if o in listed[:i]), None)
+    if repeated is not None:
+        raise VectorsError(f"{where} lists {quote(repeated)} more than once")
 
 
 def _listed(value: object, where: str) -> str:
@@ -377,6 +427,9 @@ def _run_one(
         return VectorResult(entry["id"], "failed", f"{type(error).__name__}: {cut(str(error))}")
     if not isinstance(outputs, Mapping):
         return VectorResult(entry["id"], "failed", f"run() returned {type(outputs).__name__}")
+    if not expected_outputs:
+        return VectorResult(entry["id"], "failed", "nothing compared: the case lists no outputs")
+    compared = 0
     for name, checked in expected_outputs.items():
         rules, expected = checked.rules, checked.array
         field, index = _item(name)
@@ -412,6 +465,7 @@ def _run_one(
         if checked.undefined is not None:
             defined &= ~checked.undefined
         flat_defined, flat_actual = defined.reshape(-1), actual.reshape(-1)
+        compared += int(flat_defined.sum()) + len(rules.get("colliding_writes", {}))
         for cell, allowed in rules.get("colliding_writes", {}).items():
             flat_defined[int(cell)] = False
             if flat_actual[int(cell)].tobytes()[::-1].hex() not in allowed:
@@ -426,4 +480,8 @@ def _run_one(
         )
         if mismatches:
             return VectorResult(entry["id"], "failed", f"{name} " + "; ".join(map(str, mismatches)))
+    if not compared:
+        return VectorResult(
+            entry["id"], "failed", "nothing compared: every output cell is marked undefined"
+        )
     return VectorResult(entry["id"], "passed")

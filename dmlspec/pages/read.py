@@ -253,8 +253,8 @@ def _blocks_in(sections: list[_Section], *keys: str) -> Iterator[_Block]:
 def _read_lines(path: str | os.PathLike[str], where: str) -> list[str]:
     try:
         data = read_bytes(Path(path))
-    except UnsafePath as error:
-        raise DocPageError(where, 1, str(error)) from None
+    except UnsafePath as error:  # "PATH is a FIFO; ...": the path leads the message already
+        raise DocPageError(where, 1, str(error).removeprefix(f"{path} ")) from None
     except OSError as error:
         raise DocPageError(where, 1, f"expected a readable file, found {error}") from error
     try:

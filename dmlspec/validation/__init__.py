@@ -22,6 +22,7 @@ __all__ = [
     "ValidationWarning",
     "Violation",
     "check_requires",
+    "closest_operator_types",
     "known_operator_types",
     "validate_operator",
     "validator_for",
@@ -77,14 +78,20 @@ def _known_count() -> int:
 
 
 def _suggestion(declared: object) -> str:
+    close = [t.removeprefix("DML_OPERATOR_") for t in closest_operator_types(declared)]
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def closest_operator_types(declared: object, n: int = 3) -> list[str]:
+    """The few known operator types closest to `declared`, closest first (none for a type
+    nothing resembles, or one that is no string)."""
     import difflib
 
-    if not isinstance(declared, str):
-        return ""
+    if not isinstance(declared, str) or len(declared) > 200:
+        return []
     short = declared.removeprefix("DML_OPERATOR_").upper()
-    names = [t.removeprefix("DML_OPERATOR_") for t in known_operator_types()]
-    close = difflib.get_close_matches(short, names, n=3, cutoff=0.75)
-    return f"; did you mean {', '.join(close)}?" if close else ""
+    full = {t.removeprefix("DML_OPERATOR_"): t for t in known_operator_types()}
+    return [full[c] for c in difflib.get_close_matches(short, list(full), n=n, cutoff=0.75)]
 
 
 def check_requires(

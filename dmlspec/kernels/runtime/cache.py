@@ -15,6 +15,7 @@ from typing import Any
 
 import jax
 
+from ..cache_trust import trusted
 from .program import _jit_program
 
 _CACHE_LIMIT = 4096  # distinct descs and operator JSONs whose validation and reading are kept
@@ -49,6 +50,8 @@ def enable_compilation_cache() -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None  # a read-only home: run uncached
+    if not trusted(folder):  # its entries are machine code run as they are
+        return None
     config.update("jax_compilation_cache_dir", str(folder))
     config.update("jax_persistent_cache_min_compile_time_secs", 0)
     config.update("jax_persistent_cache_min_entry_size_bytes", 0)

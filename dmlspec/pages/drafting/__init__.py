@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...limits import cut
 from ...model import CommonSpec
+from ...safeio import UnsafePath, read_text, write_file
 from ..read import DocPageError
 from .header import load_header_facts
 from .operator import DraftContext, OperatorDraft, draft_operator
@@ -57,7 +59,7 @@ def _cited_pages(spec_dir: Path) -> dict[str, str]:
     cited: dict[str, str] = {}
     for path in sorted(spec_dir.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path))
             for page in data.get("doc_pages", []):
                 cited[Path(page["path"]).name] = str(data["name"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -107,16 +109,21 @@ def draft_catalog(
 def _write(draft: OperatorDraft, target: Path, check: bool) -> DraftAction:
     text = _render(draft.spec)
     problems = tuple(draft.errata + draft.problems)
-    if target.exists():
-        current = target.read_text(encoding="utf-8")
-        status = json.loads(current).get("status")
+    # A link at the spec's place is replaced by the drafted file, never read or written through.
+    if target.exists() and not target.is_symlink():
+        try:
+            current = read_text(target)
+            status = json.loads(current).get("status")
+        except (OSError, UnsafePath, ValueError, AttributeError) as error:
+            reason = f"{target} is not a spec dmlspec can read ({cut(str(error))})"
+            return DraftAction(draft.name, "failed", str(target), (reason,))
         if status != "drafted":
             return DraftAction(draft.name, "kept (curated)", str(target), problems)
         if current == text:
             return DraftAction(draft.name, "unchanged", str(target), problems)
     if check:
         return DraftAction(draft.name, "would write", str(target), problems)
-    target.write_text(text, encoding="utf-8")
+    write_file(target.parent, target.name, text.encode("utf-8"))
     return DraftAction(draft.name, "wrote", str(target), problems)
 
 

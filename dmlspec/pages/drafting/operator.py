@@ -21,6 +21,7 @@ from ..read import DocPage, DocPageError, function_groups, parse_page
 from .ctypes import CType, classify, plain_c_type
 from .header import HeaderField, compatible_kinds
 from .sentences import normative_sentences, parse_same_members, parse_value_range
+from .sources import page_text
 
 __all__ = ["DraftContext", "OperatorDraft", "draft_operator"]
 
@@ -70,8 +71,8 @@ def _front_matter_value(text: str, key: str) -> str | None:
 def draft_operator(path: Path, context: DraftContext) -> OperatorDraft:
     """Raises DocPageError when the page cannot be read."""
     page = parse_page(path)
-    text = path.read_text(encoding="utf-8")
-    title = (_front_matter_value(text, "title") or "").split()[0]
+    text = page_text(path)
+    title = next(iter((_front_matter_value(text, "title") or "").split()), "")
     struct = page.struct_name or title
     if not re.fullmatch(r"DML_\w+_DESC", struct):
         raise DocPageError(str(path), 1, f"no DML_*_DESC struct name in the title ({title!r})")
@@ -271,7 +272,7 @@ def _link_value_types(fields: list[dict[str, Any]], draft: OperatorDraft) -> Non
         if partner is None:
             draft.problems.append(f"{data['name']} is a scalar union with no data_type field")
             data["kind"] = "float"
-            del data["value_type_field"]
+            data.pop("value_type_field", None)
         else:
             data["value_type_field"] = partner
     for data in fields:

@@ -11,10 +11,24 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["enum_from_page", "history_levels", "manifest_commits"]
+from ...safeio import UnsafePath, read_text
+from ..read import DocPageError
+
+__all__ = ["enum_from_page", "history_levels", "manifest_commits", "page_text"]
 
 _LEVEL_HEADING = re.compile(r"^## DML_FEATURE_LEVEL_(\d+_\d+)\s*$")
 _OPERATOR_BULLET = re.compile(r"^\s*\*\s+(?:Added\s+)?\*\*(DML_OPERATOR_[A-Z0-9_]+)\*\*\.?\s*$")
+
+
+def page_text(path: Path) -> str:
+    """A page's text, read as every input is (a regular UTF-8 file within the size limit);
+    DocPageError naming the page otherwise."""
+    try:
+        return read_text(path)
+    except UnsafePath as error:  # "PATH is a FIFO; ...": the path leads the message already
+        raise DocPageError(str(path), 1, str(error).removeprefix(f"{path} ")) from None
+    except OSError as error:
+        raise DocPageError(str(path), 1, f"cannot read it: {error.strerror or error}") from None
 
 
 def manifest_commits(docs_folder: Path) -> dict[str, str]:
@@ -22,7 +36,7 @@ def manifest_commits(docs_folder: Path) -> dict[str, str]:
     manifest = docs_folder / "_manifest.tsv"
     if not manifest.is_file():
         return commits
-    for line in manifest.read_text(encoding="utf-8").splitlines()[1:]:
+    for line in page_text(manifest).splitlines()[1:]:
         cells = line.split("\t")
         if len(cells) >= 4:
             commits[cells[0]] = cells[3]
@@ -35,7 +49,7 @@ def history_levels(history_page: Path) -> dict[str, str]:
     if not history_page.is_file():
         return levels
     level, listing = None, False
-    for line in history_page.read_text(encoding="utf-8").splitlines():
+    for line in page_text(history_page).splitlines():
         heading = _LEVEL_HEADING.match(line)
         if heading:
             level, listing = heading[1], False
@@ -54,7 +68,7 @@ def history_levels(history_page: Path) -> dict[str, str]:
 
 def enum_from_page(page: Path, page_id: str) -> dict[str, Any]:
     """An `enums` entry of spec/common.json from a ``ne-directml-dml_*.md`` page."""
-    text = page.read_text(encoding="utf-8")
+    text = page_text(page)
     name_match = re.search(r"^title:\s*(\w+)", text, re.MULTILINE)
     if name_match is None:
         raise ValueError(f"{page}: no enumeration name in the title")
