@@ -47,7 +47,7 @@ from .element_wise_numbers import (
 )
 from .tensors import numpy_dtype, tensor_desc
 
-__all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise"]
+__all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise", "fused_activation"]
 
 
 def _page_pow(x: Any, exponent: Any) -> Any:
@@ -329,7 +329,9 @@ def _cast(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
 ELEMENT_WISE_OPERATORS: frozenset[str] = frozenset({*_RULES, *_BITWISE, "CAST"})
 
 
-def _fused(operator: str, fused: Mapping[str, Any] | None, values: np.ndarray) -> np.ndarray:
+def fused_activation(
+    operator: str, fused: Mapping[str, Any] | None, values: np.ndarray
+) -> np.ndarray:
     """FusedActivation: the activation's formula on the operator's (unrounded) result."""
     if not fused:
         return values
@@ -379,7 +381,7 @@ def _apply(
     result = np.asarray(formula(params, *arguments))
     if desc.get("FusedActivation"):
         activation_input = held(result.astype(np.float64), dtype)
-        result = _fused(name, desc["FusedActivation"], activation_input)
+        result = fused_activation(name, desc["FusedActivation"], activation_input)
     return to_type(result, dtype)
 
 
