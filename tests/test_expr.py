@@ -16,7 +16,8 @@ from dmlspec.expr import (
     TensorValue,
     compile_expression,
 )
-from dmlspec.expr.functions import FUNCTIONS, scalar_union_value
+from dmlspec.expr.functions import FUNCTIONS
+from dmlspec.expr.scalars import scalar_union_value
 from dmlspec.expr.types import ARRAY, BOOL, INT, LIST, NUMBER, EnumType, TensorType
 from dmlspec.model import Catalog
 

@@ -15,7 +15,8 @@ from . import nodes
 from .check import EnumInfo, Scope, check
 from .errors import Absent, ExpressionError
 from .evaluate import Environment, TensorValue, evaluate
-from .functions import FUNCTIONS, Facts
+from .facts import Facts
+from .functions import FUNCTIONS
 from .parse import parse
 from .types import Type
 

@@ -10,12 +10,11 @@ undefined. They are registered, with their type rules, in `functions.FUNCTIONS`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .functions import Facts
+from .facts import Facts
 
 __all__ = ["all_along", "at_least", "gather_cells", "reduced_fits", "rows_written"]
 

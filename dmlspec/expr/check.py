@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from . import nodes
 from .errors import ExpressionError
-from .functions import FUNCTIONS, TypeRuleError
+from .functions import FUNCTIONS
+from .type_rules import TypeRuleError
 from .types import (
     ARRAY,
     BOOL,

@@ -16,7 +16,8 @@ from typing import Any
 from . import nodes
 from .check import DATA_MEMBER, EnumInfo
 from .errors import Absent, ExpressionError
-from .functions import FUNCTIONS, Facts
+from .facts import Facts
+from .functions import FUNCTIONS
 
 __all__ = ["Environment", "TensorValue", "evaluate"]
 

@@ -25,7 +25,7 @@ import numpy as np
 from jax import lax
 from jax.scipy.special import erf
 
-from ..expr.functions import scalar_union_value
+from ..expr.scalars import scalar_union_value
 from .reduction import first_maximum_one_hot
 
 __all__ = ["ACTIVATIONS", "FUNCTIONS", "element_wise", "fused_activation"]

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..expr.functions import scalar_union_value
+from ..expr.scalars import scalar_union_value
 
 __all__ = ["field_value", "meaningful", "member", "positions", "union_value"]
 

@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..expr import Absent
-from ..expr.functions import FUNCTIONS, Facts
+from ..expr.facts import Facts
+from ..expr.functions import FUNCTIONS
 
 __all__ = ["Functions", "TensorView", "View"]
 

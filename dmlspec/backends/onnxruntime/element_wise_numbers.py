@@ -93,7 +93,7 @@ def nonzero_divisor(g: Graph, a: str, b: str) -> str:
 def union_value(number: Any, data_type: Any) -> Any:
     """A DML_SCALAR_UNION bound as its member of an integer type holds it (the spec's as_type
     rule); floats as they are."""
-    from ...expr.functions import scalar_union_value
+    from ...expr.scalars import scalar_union_value
     from ...reference.tensors import numpy_dtype
 
     dtype = np.dtype(numpy_dtype(str(data_type).removeprefix("DML_TENSOR_DATA_TYPE_")))

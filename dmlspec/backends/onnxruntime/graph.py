@@ -388,7 +388,7 @@ def float_held(number: Any, dtype: np.dtype[Any]) -> np.ndarray:
 def union_held(number: Any, data_type: Any, dtype: np.dtype[Any]) -> np.ndarray:
     """A DML_SCALAR_UNION (a number, or {"Float32": x}) as its member of `data_type` holds it
     (the spec's as_type rule), in the tensor's type."""
-    from ...expr.functions import scalar_union_value
+    from ...expr.scalars import scalar_union_value
     from ...reference.tensors import numpy_dtype
 
     if isinstance(number, Mapping):

@@ -1,0 +1,89 @@
+"""Expression functions on lists: of integers (sizes, strides, axes) and of tensor descs.
+
+Min and max over a list or numbers, products, padding and setting items, strided window
+counts, and broadcastability. The functions the registry (`functions.FUNCTIONS`) calls take the
+`Facts` first and none reads them; `paired` (two lists of one length, item by item), `member`
+(a member of a tensor desc) and `sizes_except` are helpers of the registry's own item-wise and
+tensor-array functions (JOIN's and SPLIT's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .facts import Facts
+
+__all__ = [
+    "broadcastable",
+    "largest",
+    "member",
+    "pad_left",
+    "paired",
+    "prod",
+    "set_items",
+    "sizes_except",
+    "smallest",
+    "strided_count",
+]
+
+
+def member(tensor: Any, name: str) -> Any:
+    """A member of a tensor as the validators (attributes) or the evaluator (.get) hold it."""
+    reader = getattr(type(tensor), "get", None)  # TensorValue; TensorView reads attributes
+    return reader(tensor, name) if callable(reader) else getattr(tensor, name)
+
+
+def sizes_except(sizes: list[int], axis: int) -> list[int]:
+    return [s for i, s in enumerate(sizes) if i != axis]
+
+
+def broadcastable(facts: Facts, sizes: list[int], target: list[int]) -> bool:
+    return len(sizes) == len(target) and all(
+        s in (1, t) for s, t in zip(sizes, target, strict=True)
+    )
+
+
+def prod(facts: Facts, values: list[int]) -> int:
+    return math.prod(values)
+
+
+def smallest(facts: Facts, *values: Any) -> Any:
+    if len(values) == 1:
+        return min(values[0])
+    if any(isinstance(v, np.ndarray) for v in values):  # element-wise, e.g. over k
+        return np.minimum.reduce(np.broadcast_arrays(*values))
+    return min(values)
+
+
+def largest(facts: Facts, *values: Any) -> Any:
+    if len(values) == 1:
+        return max(values[0])
+    if any(isinstance(v, np.ndarray) for v in values):  # element-wise, e.g. over k
+        return np.maximum.reduce(np.broadcast_arrays(*values))
+    return max(values)
+
+
+def pad_left(facts: Facts, values: list[int], count: int, fill: int = 1) -> list[int]:
+    return [fill] * max(count - len(values), 0) + list(values)
+
+
+def paired(xs: Sequence[int], ys: Sequence[int]) -> zip[tuple[int, int]]:
+    if len(xs) != len(ys):
+        raise ValueError(f"lists of {len(xs)} and {len(ys)} items")
+    return zip(xs, ys, strict=True)
+
+
+def set_items(facts: Facts, values: list[int], at: list[int], value: int) -> list[int]:
+    if any(not 0 <= i < len(values) for i in at):
+        raise ValueError(f"positions {at} out of range for {len(values)} items")
+    return [value if i in at else v for i, v in enumerate(values)]
+
+
+def strided_count(facts: Facts, sizes: list[int], strides: list[int]) -> list[int]:
+    if any(stride == 0 for stride in strides):
+        raise ValueError("a stride of 0")
+    return [1 + (size - 1) // abs(stride) for size, stride in paired(sizes, strides)]
