@@ -311,15 +311,15 @@ def test_a_field_json_cannot_hold_is_named(value: Any) -> None:
 def test_a_process_keeps_only_the_recent_programs_alive(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each compiled program holds its executable and lowered module: a long run of distinct
     # shapes keeps the most recent _PROGRAM_LIMIT, and a dropped one is compiled again.
-    monkeypatch.setattr(runtime, "_PROGRAM_LIMIT", 3)
-    monkeypatch.setattr(runtime, "_programs", OrderedDict())
-    monkeypatch.setattr(runtime, "_calls", {})
+    monkeypatch.setattr(runtime.cache, "_PROGRAM_LIMIT", 3)
+    monkeypatch.setattr(runtime.cache, "_programs", OrderedDict())
+    monkeypatch.setattr(runtime.call, "_calls", {})
     programs = []
     for size in range(1, 6):
         got = ops.element_wise_identity(np.arange(size, dtype=np.float32))
         np.testing.assert_array_equal(np.asarray(got), np.arange(size, dtype=np.float32))
-        programs.append(weakref.ref(next(reversed(runtime._programs.values()))))
-        assert len(runtime._programs) <= 3 and len(runtime._calls) <= 3
+        programs.append(weakref.ref(next(reversed(runtime.cache._programs.values()))))
+        assert len(runtime.cache._programs) <= 3 and len(runtime.call._calls) <= 3
     gc.collect()
     assert [p() is None for p in programs] == [True, True, False, False, False]
     before = trace_count()
@@ -341,8 +341,8 @@ def test_small_programs_compile_with_xla_elemental_emitters(
         return jit(function, **kwargs)
 
     monkeypatch.setattr(jax, "jit", spy)
-    monkeypatch.setattr(runtime, "_programs", OrderedDict())
-    monkeypatch.setattr(runtime, "_calls", {})
+    monkeypatch.setattr(runtime.cache, "_programs", OrderedDict())
+    monkeypatch.setattr(runtime.call, "_calls", {})
     elements = runtime.SMALL_PROGRAM_BYTES // 8  # float32 in and out
     for count in (elements, elements + 1):
         x = np.linspace(-1, 1, count, dtype=np.float32)
@@ -353,7 +353,7 @@ def test_small_programs_compile_with_xla_elemental_emitters(
     # A program with options is jitted beside its twin without, for calls inside a user's jit.
     elemental = {"xla_cpu_use_fusion_emitters": False}
     assert options == [elemental, None, None, elemental, None]
-    monkeypatch.setattr(runtime, "_on_cpu", lambda: False)
+    monkeypatch.setattr(runtime.program, "_on_cpu", lambda: False)
     assert runtime.compiler_options(1) == ()
 
 

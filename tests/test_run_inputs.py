@@ -136,7 +136,7 @@ def test_repeated_small_runs_reuse_the_program_and_compute_their_own_inputs(
     def unexpected(*args: Any) -> Any:
         raise AssertionError("a repeated small run resolved its call again")
 
-    monkeypatch.setattr(runtime, "_resolve", unexpected)
+    monkeypatch.setattr(runtime.run, "_resolve", unexpected)
     for seed in range(1, 3):
         inputs = _gather_inputs(seed)
         outputs = ops.run(GATHER_ND, inputs)
@@ -150,8 +150,8 @@ def test_repeated_small_runs_reuse_the_program_and_compute_their_own_inputs(
 def test_a_run_whose_program_was_freed_compiles_it_again() -> None:
     inputs = _gather_inputs(0)
     ops.run(GATHER_ND, inputs)
-    runtime._programs.clear()  # what the program LRU does to a program not used for long
-    runtime._calls.clear()
+    runtime.cache._programs.clear()  # what the program LRU does to a program not used for long
+    runtime.call._calls.clear()
     gc.collect()
     traced = runtime.trace_count()
     outputs = ops.run(GATHER_ND, inputs)
