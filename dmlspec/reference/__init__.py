@@ -150,10 +150,10 @@ def _compute(
 
 def run_exact(
     operator: Mapping[str, Any], inputs: Mapping[str, Any]
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """For the operators the dot-product accuracy model judges: each output's FLOAT64 result
-    before any FusedActivation, and its bound (the same computation on absolute values), as
-    logical arrays."""
+    before any FusedActivation, its bound (the same computation on absolute values) and the
+    largest magnitude an intermediate result reaches, as logical arrays."""
     desc = operator["desc"]
     name = _short_type(operator)
     if name not in EXACT:

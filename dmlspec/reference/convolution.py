@@ -1,11 +1,13 @@
 """The convolution family (convolution, matrix multiplication, attention), written from the
 DirectML pages; so far GEMM.
 
-Each operator is computed exactly in FLOAT64 (every product of two FLOAT32 or FLOAT16 values
-is exact there, and each sum is `math.fsum`, correctly rounded), then its FusedActivation, then
-one rounding to the output type. `EXACT` gives, per operator, that FLOAT64 result before the
-activation and its bound, the same computation on absolute values (|Alpha| * sum |a * b| +
-|Beta| * |c|): what the dot-product accuracy model (dmlspec.accuracy) judges a result by.
+Each operator is computed in FLOAT64 (every product of two FLOAT32 or FLOAT16 values is exact
+there; a sum of K of them is within K * 2^-53 of the sum of their absolute values, 2^29 times
+below what FLOAT32 accumulation is allowed), then its FusedActivation, then one rounding to the
+output type. `EXACT` gives, per operator, that FLOAT64 result before the
+activation, its bound, the same computation on absolute values (|Alpha| * sum |a * b| +
+|Beta| * |c|), and the largest magnitude an intermediate reaches (the sum before Alpha scales
+it): what the dot-product accuracy model (dmlspec.accuracy) judges a result by.
 
 GEMM: "Output = FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)", BatchCount *
 ChannelCount independent {M, K} x {K, N} products over the leading dimensions.
@@ -13,7 +15,6 @@ ChannelCount independent {M, K} x {K, N} products over the leading dimensions.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -25,9 +26,9 @@ from .tensors import WriteLog
 
 __all__ = ["CONVOLUTION", "EXACT", "Exact"]
 
-# operator -> (fields, logical inputs) -> {output: (FLOAT64 value, FLOAT64 bound)}, before the
-# FusedActivation.
-Exact = Callable[[Fields, Inputs], dict[str, tuple[np.ndarray, np.ndarray]]]
+# operator -> (fields, logical inputs) -> {output: (FLOAT64 value, FLOAT64 bound, FLOAT64
+# largest intermediate magnitude)}, before the FusedActivation.
+Exact = Callable[[Fields, Inputs], dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]
 
 
 def _matrix(array: np.ndarray, transform: str) -> np.ndarray:
@@ -35,24 +36,22 @@ def _matrix(array: np.ndarray, transform: str) -> np.ndarray:
     return np.swapaxes(wide, -1, -2) if transform.endswith("TRANSPOSE") else wide
 
 
-def _gemm_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _gemm_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     a = _matrix(x["ATensor"], f.enum("TransA"))
     b = _matrix(x["BTensor"], f.enum("TransB"))
     alpha = f.float32("Alpha") if f.present("Alpha") else 1.0
     beta = f.float32("Beta") if f.present("Beta") else 1.0
-    sizes = f.sizes("OutputTensor")
-    value = np.zeros(sizes, dtype=np.float64)
-    bound = np.zeros(sizes, dtype=np.float64)
-    for index in np.ndindex(*sizes):
-        *batch, row, column = index
-        terms = a[(*batch, row, slice(None))] * b[(*batch, slice(None), column)]
-        value[index] = alpha * math.fsum(terms)
-        bound[index] = abs(alpha) * math.fsum(np.abs(terms))
-    if "CTensor" in x:
-        c = np.asarray(x["CTensor"], dtype=np.float64)
-        value = value + beta * c
-        bound = bound + abs(beta) * np.abs(c)
-    return {"OutputTensor": (value, bound)}
+    with np.errstate(all="ignore"):
+        products = np.matmul(np.abs(a), np.abs(b))
+        value = alpha * np.matmul(a, b)
+        bound = abs(alpha) * products
+        largest = np.maximum(products, bound)  # the sum before Alpha scales it
+        if "CTensor" in x:
+            c = np.asarray(x["CTensor"], dtype=np.float64)
+            value = value + beta * c
+            bound = bound + abs(beta) * np.abs(c)
+            largest = np.maximum(largest, bound)
+    return {"OutputTensor": (value, bound, largest)}
 
 
 EXACT: dict[str, Exact] = {"GEMM": _gemm_exact}
@@ -63,7 +62,7 @@ def _rounded(name: str) -> Operator:
 
     def run(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
         outputs: dict[str, Any] = {}
-        for field, (value, _) in EXACT[name](f, x).items():
+        for field, (value, _, _) in EXACT[name](f, x).items():
             with np.errstate(all="ignore"):
                 activated = fused_activation(name, f.desc.get("FusedActivation"), value)
                 outputs[field] = activated.astype(f.dtype(field))
