@@ -215,7 +215,7 @@ def command_conformance(args: argparse.Namespace) -> int:
     import pytest
 
     from .backends import is_builtin, load_backend
-    from .conformance import plugin
+    from .conformance import distribution, plugin
     from .conformance.isolation import IsolatedBackend
     from .conformance.report import render_markdown, render_matrix
     from .generate import default_output_dir
@@ -226,11 +226,21 @@ def command_conformance(args: argparse.Namespace) -> int:
     suites = default_output_dir() / "tests"
     if not suites.is_dir():
         raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
+    catalog = _catalog(args)
+    operators = _operators(catalog, args.ops, "conformance suite") if args.ops else []
+    try:
+        selection = distribution.Selection.from_args(args, catalog)
+    except ValueError as error:  # each of the options' own errors: one line
+        raise BadInput(str(error)) from None
+    if selection.cases == () and args.rerun_failed:
+        print(f"nothing to rerun: {args.rerun_failed}/results.json records no failure")
+        return EXIT_OK
+    operators = operators or list(selection.operators)
+    if args.list:
+        return distribution.print_case_list(suites, operators, selection, catalog)
     report_dir = _writable_folder(
         Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-")), "--report"
     )
-    catalog = _catalog(args)
-    operators = _operators(catalog, args.ops, "conformance suite") if args.ops else []
     timeout = args.case_timeout if args.case_timeout is not None else CASE_TIMEOUT.value()
     if not 0 < timeout < float("inf"):
         raise BadInput(f"--case-timeout must be a positive number of seconds; got {timeout}")
@@ -297,6 +307,7 @@ def command_conformance(args: argparse.Namespace) -> int:
         options.append(f"--dml-ops={','.join(operators)}")
     if args.workers:
         options += ["-n", args.workers, "--dist", "loadfile"]
+    options += selection.pytest_options(report_dir)
     try:
         code = int(pytest.main(options))
     finally:
@@ -305,14 +316,37 @@ def command_conformance(args: argparse.Namespace) -> int:
             backend.close()
     results_file = report_dir / "results.json"
     if not results_file.exists():
-        print(f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr)
+        if code != 4:  # pytest said what was wrong with the usage (a case list, a shard)
+            print(
+                f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr
+            )
         return EXIT_BAD_INPUT if code in (3, 4) else EXIT_FAILED
     results = json.loads(results_file.read_text())
     (report_dir / "report.md").write_text(render_markdown(results))
     print(render_matrix(results))
     print(f"reports: {report_dir}/results.json, junit.xml, report.md")
+    if args.write_baseline:
+        print(distribution.write_baseline(Path(args.write_baseline), results))
     failed = any(t["outcome"] == "failed" for t in results["tests"])
     return EXIT_FAILED if failed or code not in (0, 5) else EXIT_OK
+
+
+def command_merge_reports(args: argparse.Namespace) -> int:
+    from .conformance.merge import MergeError, merge_reports
+    from .conformance.report import render_matrix
+
+    out = _writable_folder(Path(args.out), "OUT")
+    try:
+        merged = merge_reports(out, [Path(folder) for folder in args.reports])
+    except MergeError as error:
+        raise BadInput(str(error)) from None
+    print(render_matrix(merged))
+    shards = f" (shards {', '.join(merged['shards'])})" if merged["shards"] else ""
+    print(f"merged {len(args.reports)} reports{shards}: {out}/results.json, junit.xml, report.md")
+    if merged["missing_shards"]:
+        print(f"dmlspec: missing shards: {', '.join(merged['missing_shards'])}", file=sys.stderr)
+    failed = any(t["outcome"] == "failed" for t in merged["tests"])
+    return EXIT_FAILED if failed or merged["missing_shards"] else EXIT_OK
 
 
 def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list[str]:
@@ -482,7 +516,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the backend in the test process: no time limit, no crash protection",
     )
+    from .conformance.distribution import add_arguments
+
+    add_arguments(conformance)
     conformance.set_defaults(run=command_conformance)
+    merge = commands.add_parser(
+        "merge-reports", help="merge the reports of a run's shards into one report"
+    )
+    merge.add_argument("out", help="folder for the merged results.json, junit.xml and report.md")
+    merge.add_argument("reports", nargs="+", help="report folders (--report) of the shards")
+    merge.set_defaults(run=command_merge_reports)
     export = commands.add_parser("export", help="write the generated cases as portable vectors")
     export.add_argument("--out", required=True, help="output folder")
     export.add_argument("--ops", nargs="+", help="operators (default: all)")

@@ -282,3 +282,20 @@ class MishandlesZeroStrides(_StridedBug):
             shape[axis] = sizes[axis]
             offsets = offsets + np.arange(sizes[axis]).reshape(shape) * stride
         return np.take(buffer, offsets, mode="clip")
+
+
+class FailsItsFirstFill(NumpyBackend):
+    """Correct, except that its first FILL_VALUE_SEQUENCE in each process returns zeros: a
+    flake, gone when the case runs again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fills = 0
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        outputs = reference.run(operator, inputs)
+        if str(operator["type"]).endswith("FILL_VALUE_SEQUENCE"):
+            self.fills += 1
+            if self.fills == 1:
+                return {name: np.zeros_like(value) for name, value in outputs.items()}
+        return outputs

@@ -4,7 +4,9 @@ Options: --dml-backend NAME|module:attr (default $DMLSPEC_BACKEND, else jax),
 --dml-feature-level FL (may lower, never raise, what the backend claims), --dml-ops OP,...
 (run only these operators), --dml-report DIR (results.json with every test's outcome and the
 support-cell coverage), --dml-case-timeout SECONDS (default $DMLSPEC_CASE_TIMEOUT, else 60),
---dml-in-process (run the backend in the test process: no time limit, no crash protection).
+--dml-in-process (run the backend in the test process: no time limit, no crash protection),
+--dml-cases FILE, --dml-shard K/N, --dml-timings JUNIT_XML, --dml-baseline FILE, --dml-retries N
+(case lists, shards, baselines and retries: caselist.py, shards.py, baseline.py, retries.py).
 Hypothesis profiles: ci, dev, thorough (--hypothesis-profile).
 
 The backend runs in a child process (see isolation.py): a case that crashes it, ends it or
@@ -23,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+from .baseline import Baseline
+from .baseline import matches as _matches
+from .merge import spec_digest
+from .shards import Shard
 from .suite import Target, catalog
 
 # `ci` does not shrink a failing example: its seed's neighbours are other random cases, not
@@ -53,6 +58,7 @@ _RESULTS = pytest.StashKey[list[dict[str, Any]]]()
 _EXPECTED = pytest.StashKey[list[dict[str, Any]]]()
 _TARGET = pytest.StashKey[Target]()
 _STARTING = pytest.StashKey[Callable[[], Any]]()  # the backend's process, started early
+_KNOWN_FLAKE = pytest.StashKey[str]()  # on an item: the reason a baseline gives for its flakes
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,6 +73,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run the backend in this process (no per-case time limit, no crash protection)",
     )
+    group.addoption("--dml-cases", help="run only the case ids this file lists, one a line")
+    group.addoption("--dml-shard", help="K/N: run shard K of N (each case in exactly one shard)")
+    group.addoption("--dml-timings", help="an earlier run's junit.xml to balance the shards by")
+    group.addoption("--dml-baseline", help="expected failures and known flakes (JSON or TOML)")
+    group.addoption("--dml-retries", type=int, default=0, help="run a failed case again N times")
 
 
 _PRELOADED: dict[str, Any] = {}  # the backend the CLI opened and checked, by its name
@@ -193,14 +204,57 @@ def dml(request: pytest.FixtureRequest) -> Target:
 
 
 def _expected_failures(config: pytest.Config) -> list[dict[str, Any]]:
+    """The backend's expected failures (source "backend"), then the baseline's that apply to
+    it (source: the file), in the same order in every process: a result names its entry by
+    its index here."""
     from ..backends import BackendLoadError
 
     if not config.getoption("dml_backend") and not os.environ.get("DMLSPEC_BACKEND"):
         return []
     try:
-        return expected_failures(_target(config).backend)
+        backend = _target(config).backend
+        entries = [dict(e, source="backend") for e in expected_failures(backend)]
     except BackendLoadError as error:
         raise pytest.UsageError(str(error)) from None
+    baseline = _baseline(config)
+    return entries + [dict(e.to_json(), source=baseline.source) for e in baseline.expected_failures]
+
+
+def _baseline(config: pytest.Config) -> Baseline:
+    """The `--dml-baseline` entries that apply to the backend under test."""
+    from .baseline import BaselineError
+
+    path = config.getoption("dml_baseline")
+    if not path:
+        return Baseline()
+    try:
+        baseline = Baseline.read(Path(path))
+    except BaselineError as error:
+        raise pytest.UsageError(str(error)) from None
+    backend = _target(config).backend
+    provider = getattr(getattr(backend, "provider", None), "name", None)
+    return baseline.for_backend(str(backend.name), provider)
+
+
+def _select_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the cases `--dml-cases` lists and `--dml-shard` gives this shard."""
+    from .caselist import CaseListError, case_id, read_case_list, select_cases
+    from .shards import Shard, ShardError, read_timings
+
+    listed, shard, timings = (config.getoption(f"dml_{o}") for o in ("cases", "shard", "timings"))
+    if not listed and not shard:
+        return
+    try:
+        ids = {item.nodeid: case_id(item.nodeid) or item.nodeid for item in items}
+        kept = select_cases(
+            [(ids[item.nodeid], _operator_of(item) or "") for item in items],
+            read_case_list(Path(listed)) if listed else None,
+            Shard.parse(shard) if shard else None,
+            read_timings(Path(timings)) if timings else None,
+        )
+    except (CaseListError, ShardError) as error:
+        raise pytest.UsageError(str(error)) from None
+    _keep_items(config, items, lambda item: ids[item.nodeid] in kept)
 
 
 def _keep(
@@ -208,10 +262,16 @@ def _keep(
 ) -> None:
     """Keep the items whose operator is `wanted`, deselecting the others, in one pass (a
     catalog run collects some 12500 items: `item not in kept` made it quadratic)."""
+    _keep_items(config, items, lambda item: wanted(_operator_of(item)))
+
+
+def _keep_items(
+    config: pytest.Config, items: list[pytest.Item], wanted: Callable[[pytest.Item], bool]
+) -> None:
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        (kept if wanted(_operator_of(item)) else dropped).append(item)
+        (kept if wanted(item) else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = kept
@@ -228,33 +288,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         wanted = {o.strip().upper().removeprefix("DML_OPERATOR_") for o in operators.split(",")}
         wanted = {catalog().operator(o).name for o in wanted}
         _keep(config, items, lambda operator: operator in wanted or operator is None)
+    _select_cases(config, items)
+    if config.option.collectonly:  # --list: the ids are all it needs, not the backend
+        return
     expected = [dict(e, used=False) for e in _expected_failures(config)] if items else []
     config.stash[_EXPECTED] = expected
+    flakes = _baseline(config).flaky if items else ()
     for item in items:
         operator = _operator_of(item)
         if operator is None:
             continue
         params = getattr(item, "callspec", None)
         values = dict(params.params) if params else {}
-        item.user_properties.append(
-            (
-                "dml",
-                json.dumps(
-                    {
-                        "operator": operator,
-                        "test": getattr(item, "originalname", item.name),
-                        **{k: str(v) for k, v in values.items()},
-                    }
-                ),
-            )
-        )
-        for entry in expected:
-            if entry.get("operator", operator) == operator and _matches(
-                entry["pattern"], item.nodeid.split("::", 1)[-1]
-            ):
+        meta: dict[str, Any] = {
+            "operator": operator,
+            "test": getattr(item, "originalname", item.name),
+            **{k: str(v) for k, v in values.items()},
+        }
+        test_id = item.nodeid.split("::", 1)[-1]
+        for index, entry in enumerate(expected):
+            if entry.get("operator", operator) == operator and _matches(entry["pattern"], test_id):
                 entry["used"] = True
+                meta["expected"] = index
                 item.add_marker(pytest.mark.xfail(reason=entry["reason"], strict=False))
                 break
+        item.user_properties.append(("dml", json.dumps(meta)))
+        for flake in flakes:
+            if flake.operator in (None, operator) and _matches(flake.pattern, test_id):
+                item.stash[_KNOWN_FLAKE] = flake.reason
+                break
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """A case runs again while it fails and `--dml-retries` are left (retries.py)."""
+    retries = item.config.getoption("dml_retries") or 0
+    flake = item.stash.get(_KNOWN_FLAKE, None)
+    if _operator_of(item) is None or (retries <= 0 and flake is None):
+        return None
+    from .retries import run_with_retries
+
+    run_with_retries(item, nextitem, max(retries, 0), flake)
+    return True
 
 
 @pytest.hookimpl(wrapper=True)
@@ -266,12 +341,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.user_properties.append(("dml_case", json.dumps(target.last_case)))
             target.last_case = None
     return report
-
-
-def _matches(pattern: str, test_id: str) -> bool:
-    """Glob match where only * and ? are wildcards: test ids are full of [ and ]."""
-    regex = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
-    return re.fullmatch(regex, test_id) is not None
 
 
 def _operator_of(item: pytest.Item) -> str | None:
@@ -289,6 +358,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     outcome: str = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
+    flaky = dict(report.user_properties).get("dml_flaky")
+    if flaky is not None:
+        outcome = "flaky"
     message = ""
     if report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)  # the exception's own message
@@ -296,6 +368,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         message = (said.splitlines() or [""])[0][:500]
     elif report.skipped and isinstance(report.longrepr, tuple):
         message = str(report.longrepr[2])[:300]
+    if flaky is not None:
+        message = str(json.loads(str(flaky))["message"])
     case = json.loads(str(dict(report.user_properties).get("dml_case", "{}")))
     _session_results.append(
         {
@@ -418,22 +492,45 @@ def _write_results(
     folder.mkdir(parents=True, exist_ok=True)
     target = _target(config)
     operators = {r["operator"] for r in _session_results}
-    expected = config.stash[_EXPECTED]
     stale = sorted({r["nodeid"] for r in _session_results if r["outcome"] == "xpassed"})
+    shard = config.getoption("dml_shard")
     payload = {
         "backend": target.backend.name,
         "feature_level": target.feature_level,
+        "profile": config.getoption("hypothesis_profile", None) or "default",
+        "spec": spec_digest(),
+        "shard": str(Shard.parse(shard)) if shard else None,
         "tests": _session_results,
         "cases": counts[0],
         "checks": counts[1],
         "coverage": coverage_table(target.feature_level, operators, cells),
         "layouts": layout_table(operators, layouts),
-        "expected_failures": [
-            {"pattern": e["pattern"], "reason": e["reason"], "matched": e["used"]} for e in expected
-        ],
+        "expected_failures": _entry_verdicts(_expected_failures(config), _session_results),
         "stale": stale,
     }
     (folder / "results.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def _entry_verdicts(
+    entries: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each expected failure with whether it matched a test and, if every test it matched now
+    passes, that it is stale. Judged from the results, which xdist workers send here."""
+    outcomes: dict[int, list[str]] = {}
+    for result in results:
+        if isinstance(result.get("expected"), int):
+            outcomes.setdefault(result["expected"], []).append(result["outcome"])
+    return [
+        {
+            "pattern": e["pattern"],
+            "reason": e["reason"],
+            "source": e["source"],
+            **({"operator": e["operator"]} if "operator" in e else {}),
+            "matched": i in outcomes,
+            "stale": i in outcomes and all(o == "xpassed" for o in outcomes[i]),
+        }
+        for i, e in enumerate(entries)
+    ]
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -466,3 +563,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for result in _session_results:
         if result["outcome"] == "xpassed":
             write(f"  stale expected failure (now passes): {result['nodeid']}")
+        elif result["outcome"] == "flaky":
+            write(f"  flaky: {result['nodeid']}: {result['message']}")

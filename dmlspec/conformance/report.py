@@ -8,7 +8,7 @@ from typing import Any
 
 __all__ = ["matrix_rows", "render_markdown", "render_matrix"]
 
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "flaky")
 
 
 def matrix_rows(results: dict[str, Any]) -> list[tuple[str, str, str, Counter[str]]]:
@@ -112,6 +112,10 @@ def render_markdown(results: dict[str, Any]) -> str:
     if results["stale"]:
         lines += ["", "## Stale expected failures (these tests now pass)", ""]
         lines += [f"- `{nodeid}`" for nodeid in results["stale"]]
+    flaky = [t for t in results["tests"] if t["outcome"] == "flaky"]
+    if flaky:  # failed, then passed on a retry, or a baseline's known flake
+        lines += ["", "## Flaky", ""]
+        lines += [f"- `{t['nodeid']}`: {t['message']}" for t in flaky]
     failed = [t for t in results["tests"] if t["outcome"] == "failed"]
     if failed:
         lines += ["", "## Failures", ""]

@@ -6,11 +6,11 @@ written more than once, the values written there (any of them is a correct resul
 leave overlapping writes undefined).
 
 Families, one module each, named as in dmlspec.kernels and dmlspec.backends.onnxruntime:
-`element_wise` (ELEMENT_WISE_*, ACTIVATION_*, CAST), `data_movement` (gathers, slices, padding,
-tile, join/split, space/depth, one-hot), `generator` (fills, diagonal matrices, Philox 4x32-10),
-`reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans, NONZERO_COORDINATES), `scatter`
-(SCATTER_ND, SCATTER_ELEMENTS) and `convolution` (GEMM so far; `run_exact` gives its FLOAT64
-result and bound for the dot-product accuracy model). Which
+`element_wise` (ELEMENT_WISE_*, ACTIVATION_*, CAST, VALUE_SCALE_2D), `data_movement` (gathers,
+slices, padding, tile, join/split, space/depth, one-hot), `generator` (fills, diagonal
+matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
+NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS) and `convolution` (GEMM so far;
+`run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import Unsupported
 from .convolution import CONVOLUTION, EXACT
 from .data_movement import DATA_MOVEMENT
-from .element_wise import ELEMENT_WISE_OPERATORS, element_wise
+from .element_wise import ELEMENT_WISE_OPERATORS, FIELD_OPERATORS, element_wise
 from .fields import Fields, catalog
 from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
@@ -54,7 +54,14 @@ __all__ = [
 
 _ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
 # The table-driven families: operator -> function of (fields, logical inputs, write log).
-_FAMILIES = {**CONVOLUTION, **DATA_MOVEMENT, **GENERATORS, **REDUCTIONS, **SCATTER}
+_FAMILIES = {
+    **CONVOLUTION,
+    **DATA_MOVEMENT,
+    **FIELD_OPERATORS,
+    **GENERATORS,
+    **REDUCTIONS,
+    **SCATTER,
+}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 

@@ -1,7 +1,7 @@
 """Data movement, written from the DirectML pages: the gather family (GATHER, GATHER_ELEMENTS,
 GATHER_ND, GATHER_ND1), the slice family (SLICE, SLICE1, SLICE_GRAD), PADDING and PADDING1,
-TILE, JOIN, SPLIT, SPACE_TO_DEPTH/DEPTH_TO_SPACE and their *1 forms, ONE_HOT,
-REVERSE_SUBSEQUENCES and VALUE_SCALE_2D.
+TILE, JOIN, SPLIT, SPACE_TO_DEPTH/DEPTH_TO_SPACE and their *1 forms, ONE_HOT and
+REVERSE_SUBSEQUENCES.
 
 Each operator is a function of its desc (`Fields`) and its logical input arrays, returning
 its outputs by field name. Values are moved, never converted, so every bit pattern (-0, NaN
@@ -473,23 +473,6 @@ def reverse_subsequences(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outp
 # ---- generators ----------------------------------------------------------------------------
 
 
-def value_scale_2d(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
-    """VALUE_SCALE_2D: "Output = Scale * Input + Bias", one Bias per channel (dimension 1 of
-    {BatchCount, ChannelCount, Height, Width}). FLOAT Scale and Bias are float32s; the value
-    is computed in float64 and rounded once to the output type."""
-    data, dtype = _values(x, "InputTensor"), f.dtype("OutputTensor")
-    bias = f.floats32("Bias")
-    if data.ndim < 2 or len(bias) != data.shape[1]:
-        raise InvalidOperator(
-            f"VALUE_SCALE_2D's Bias must hold one value per channel (InputTensor.Sizes[1] = "
-            f"{data.shape[1] if data.ndim > 1 else None}); got {len(bias)}"
-        )
-    channel_bias = np.array(bias, dtype=np.float64).reshape([1, -1] + [1] * (data.ndim - 2))
-    with np.errstate(all="ignore"):
-        result = f.float32("Scale") * data.astype(np.float64) + channel_bias
-        return {"OutputTensor": result.astype(dtype)}
-
-
 # ---- the table -----------------------------------------------------------------------------
 
 DATA_MOVEMENT: dict[str, Operator] = {
@@ -511,7 +494,6 @@ DATA_MOVEMENT: dict[str, Operator] = {
     "DEPTH_TO_SPACE1": depth_to_space,
     "ONE_HOT": one_hot,
     "REVERSE_SUBSEQUENCES": reverse_subsequences,
-    "VALUE_SCALE_2D": value_scale_2d,
 }
 
 _OUT_OF_RANGE_READS = (

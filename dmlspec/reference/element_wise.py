@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Unsupported
+from ..errors import InvalidOperator, Unsupported
 from .element_wise_activations import ACTIVATIONS, shrink
 from .element_wise_numbers import (
     FLOOR_MOD,
@@ -45,7 +45,8 @@ from .element_wise_numbers import (
     is_integer,
     to_type,
 )
-from .tensors import numpy_dtype, tensor_desc
+from .fields import Fields, Inputs, Operator, Outputs
+from .tensors import WriteLog, numpy_dtype, tensor_desc
 
 __all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise", "fused_activation"]
 
@@ -513,3 +514,29 @@ UNDEFINED_NOTES: dict[str, str] = {
     "ACTIVATION_PARAMETERIZED_RELU": "Integer slope * x outside the type (INT8 -128 * -1): "
     "the page has no overflow rule; the reference wraps.",
 }
+
+
+# ---- operators read through their fields (not a formula of the table) -------------------
+
+
+def value_scale_2d(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """VALUE_SCALE_2D: "Output = Scale * Input + Bias", one Bias per channel (dimension 1 of
+    {BatchCount, ChannelCount, Height, Width}). FLOAT Scale and Bias are float32s; the value
+    is computed in float64 and rounded once to the output type."""
+    if "InputTensor" not in x:
+        raise ValueError("the inputs have no InputTensor")
+    data, dtype = np.asarray(x["InputTensor"]), f.dtype("OutputTensor")
+    bias = f.floats32("Bias")
+    if data.ndim < 2 or len(bias) != data.shape[1]:
+        raise InvalidOperator(
+            f"VALUE_SCALE_2D's Bias must hold one value per channel (InputTensor.Sizes[1] = "
+            f"{data.shape[1] if data.ndim > 1 else None}); got {len(bias)}"
+        )
+    channel_bias = np.array(bias, dtype=np.float64).reshape([1, -1] + [1] * (data.ndim - 2))
+    with np.errstate(all="ignore"):
+        result = f.float32("Scale") * data.astype(np.float64) + channel_bias
+        return {"OutputTensor": result.astype(dtype)}
+
+
+# VALUE_SCALE_2D: a scale and one bias per channel, read through the desc's fields.
+FIELD_OPERATORS: dict[str, Operator] = {"VALUE_SCALE_2D": value_scale_2d}

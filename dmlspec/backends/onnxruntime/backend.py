@@ -21,6 +21,7 @@ import numpy as np
 
 from ...errors import Unsupported
 from . import convolution, data_movement, element_wise, generator, reduction, scatter
+from .graph import run_operator
 from .provider import CPU, Provider, check_available, using
 
 __all__ = ["OnnxRuntimeBackend"]
@@ -88,6 +89,8 @@ class OnnxRuntimeBackend:
         self, kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]
     ) -> dict[str, Any]:
         kind = "SCATTER_ELEMENTS" if kind == "SCATTER" else kind
+        if kind in element_wise.GRAPHS:
+            return run_operator(kind, element_wise.GRAPHS[kind], desc, inputs)
         for family in (convolution, data_movement, generator, reduction, scatter):
             if kind in family.OPERATORS:
                 results: dict[str, Any] = family.run(kind, desc, inputs)

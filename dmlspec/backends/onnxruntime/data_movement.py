@@ -397,15 +397,6 @@ def _reverse_subsequences(c: Call) -> dict[str, str]:
     return {"OutputTensor": g.op("Transpose", back, perm=inverse)}
 
 
-def _value_scale_2d(c: Call) -> dict[str, str]:
-    """Scale * x + Bias[channel], in float32 (FLOAT16 rounded once at the end)."""
-    g = c.g
-    x = g.cast(c.feed("InputTensor"), np.float32)
-    bias = np.array([float(b) for b in c.desc["Bias"]], np.float32)
-    scaled = g.op("Mul", x, g.scalar(float(c.desc["Scale"]), x))
-    return {"OutputTensor": g.op("Add", scaled, g.feed(bias.reshape(1, -1, 1, 1)))}
-
-
 OPERATORS: dict[str, Builder] = {
     "GATHER": _gather,
     "GATHER_ELEMENTS": _gather_elements,
@@ -425,7 +416,6 @@ OPERATORS: dict[str, Builder] = {
     "SPACE_TO_DEPTH1": _depth_space("SPACE_TO_DEPTH"),
     "ONE_HOT": _one_hot,
     "REVERSE_SUBSEQUENCES": _reverse_subsequences,
-    "VALUE_SCALE_2D": _value_scale_2d,
 }
 
 

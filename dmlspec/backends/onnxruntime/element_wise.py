@@ -46,7 +46,7 @@ from .element_wise_numbers import (
     wide,
     wide_type,
 )
-from .graph import Graph
+from .graph import Builder, Call, Graph
 
 __all__ = ["ELEMENT_WISE", "OPERATORS", "run"]
 
@@ -524,3 +524,16 @@ def run(
         bits = g.run(g.cast(result, _bit_view(out_dtype)))
         return bits.view(out_dtype)
     return g.run(g.cast(result, out_dtype))
+
+
+def _value_scale_2d(c: Call) -> dict[str, str]:
+    """Scale * x + Bias[channel], in float32 (FLOAT16 rounded once at the end)."""
+    g = c.g
+    x = g.cast(c.feed("InputTensor"), np.float32)
+    bias = np.array([float(b) for b in c.desc["Bias"]], np.float32)
+    scaled = g.op("Mul", x, g.scalar(float(c.desc["Scale"]), x))
+    return {"OutputTensor": g.op("Add", scaled, g.feed(bias.reshape(1, -1, 1, 1)))}
+
+
+# Operators of the family built through their fields as graphs (graph.run_operator).
+GRAPHS: dict[str, Builder] = {"VALUE_SCALE_2D": _value_scale_2d}
