@@ -44,6 +44,7 @@ __all__ = [
     "DotProductResult",
     "absolute_inputs",
     "accumulation_type",
+    "allowed_error",
     "check_dot_product",
 ]
 
@@ -114,6 +115,29 @@ class DotProductResult:
         return "; ".join(said)
 
 
+def allowed_error(
+    reference: np.ndarray,
+    bound: np.ndarray,
+    terms: int | float | np.ndarray,
+    output_type: str,
+    accumulation: str,
+) -> np.ndarray:
+    """Each element's allowed |actual - reference|: KS * max(bound * u(A), tiny(A)), plus the
+    final rounding where the output type is narrower than the accumulation type A."""
+    output_type = output_type.removeprefix("DML_TENSOR_DATA_TYPE_")
+    u_out, _ = _unit(output_type)
+    u_acc, tiny_acc = _unit(accumulation)
+    ref = np.asarray(reference, np.float64)
+    with np.errstate(all="ignore"):
+        allowed = np.asarray(terms, np.float64) * np.maximum(
+            np.abs(np.asarray(bound, np.float64)) * u_acc, tiny_acc
+        )
+        if u_acc < u_out:  # the final rounding into a narrower output type
+            smallest_gap = float(_finfo(output_type).smallest_subnormal)
+            allowed = allowed + np.maximum(u_out * (np.abs(ref) + allowed), smallest_gap / 2)
+    return np.broadcast_to(allowed, ref.shape)
+
+
 def check_dot_product(
     reference: np.ndarray,
     bound: np.ndarray,
@@ -125,10 +149,13 @@ def check_dot_product(
     check_bias: bool = True,
     defined: np.ndarray | None = None,
     limit: int = MISMATCHES_SHOWN,
+    intermediate: np.ndarray | None = None,
 ) -> DotProductResult:
     """Judge `actual` (the output, in `output_type`) against the FLOAT64 `reference` and
     `bound` by the dot-product model; `terms` is KS (per element or one number) and
-    `accumulation` the type the backend accumulates in (default: `accumulation_type`'s)."""
+    `accumulation` the type the backend accumulates in (default: `accumulation_type`'s);
+    `intermediate`, the largest magnitude an intermediate result reaches (default: the bound),
+    decides where the order of the computation decides an overflow."""
     output_type = output_type.removeprefix("DML_TENSOR_DATA_TYPE_")
     accumulation = accumulation or accumulation_type(output_type)
     ref = np.asarray(reference, np.float64)
@@ -137,14 +164,11 @@ def check_dot_product(
     ks = np.broadcast_to(np.asarray(terms, np.float64), ref.shape)
     where = np.ones(ref.shape, bool) if defined is None else np.asarray(defined, bool)
     u_out, tiny_out = _unit(output_type)
-    u_acc, tiny_acc = _unit(accumulation)
     largest = float(_finfo(output_type).max)
+    allowed = allowed_error(ref, bnd, ks, output_type, accumulation)
     with np.errstate(all="ignore"):
-        order_decides = ~(bnd * (1 + u_out) <= largest)
-        allowed = ks * np.maximum(bnd * u_acc, tiny_acc)
-        if u_acc < u_out:  # the final rounding into a narrower output type
-            smallest_gap = float(_finfo(output_type).smallest_subnormal)
-            allowed = allowed + np.maximum(u_out * (np.abs(ref) + allowed), smallest_gap / 2)
+        reach = bnd if intermediate is None else np.maximum(bnd, np.abs(intermediate))
+        order_decides = ~(reach * (1 + u_out) <= largest)
         gap = np.abs(got - ref)
         zero_bound = bnd == 0
         close = np.where(zero_bound, (got == 0) & (ref == 0), gap <= allowed)

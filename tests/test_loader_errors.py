@@ -259,6 +259,19 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
         ],
     ),
     (
+        "dot-product rule without terms, for integers, with ULP keys",
+        "operators/scatter_nd.json",
+        comparison(0, rule="dot_product", max_ulps=1, magnitude="output"),
+        [
+            f"{OP} at /semantics/comparison/0: a 'dot_product' rule needs terms: the products "
+            "summed (KS)",
+            f"{OP} at /semantics/comparison/0: a 'dot_product' rule takes no magnitude, "
+            "max_ulps: its bound is KS * max(bound * u, tiny) from the FLOAT64 reference and the "
+            "sum of |products|",
+            f"{OP} at /semantics/comparison/0: a 'dot_product' rule judges float outputs only",
+        ],
+    ),
+    (
         "comparison rule with terms but no magnitude",
         "operators/scatter_nd.json",
         comparison(0, rule="ulp", max_ulps=1, ulps_of="FLOAT32", terms="IndexTupleSize"),

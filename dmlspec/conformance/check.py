@@ -32,6 +32,7 @@ from ..reference.tensors import numpy_dtype
 from ..validation import check_requires, validator_for
 from ..validation.engine import check_requires_with
 from .cases import Case
+from .dot_product import dot_product_problems
 
 __all__ = ["CaseFailure", "run_case"]
 
@@ -85,6 +86,7 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
                     catalog,
                     spec,
                     case,
+                    backend,
                     f"{name}[{i}]",
                     name,
                     tensor,
@@ -100,6 +102,7 @@ def run_case(catalog: Catalog, spec: OperatorSpec, backend: Any, case: Case) -> 
             catalog,
             spec,
             case,
+            backend,
             name,
             name,
             desc[name],
@@ -122,6 +125,7 @@ def _check_output(
     catalog: Catalog,
     spec: OperatorSpec,
     case: Case,
+    backend: Any,
     label: str,
     field: str,
     tensor: Mapping[str, Any],
@@ -155,6 +159,13 @@ def _check_output(
         if got.reshape(-1)[cell].tobytes() not in choices:
             value = got.reshape(-1)[cell]
             problems.append(f"cell {cell}: {value!r} is none of the colliding updates {values}")
+    rule = _rule(catalog, spec, case, field, tensor)
+    if rule.rule == "dot_product":
+        env = bind_desc(catalog.common, spec, case.operator["desc"])
+        problems += dot_product_problems(case, field, rule, env, backend, got, defined)
+        if problems:
+            raise _fail(case, f"{label} differs from the reference:\n  " + "\n  ".join(problems))
+        return
     mismatches = mismatches_none_explains(
         lambda other, cells, limit: _compare(
             catalog, spec, case, field, tensor, other, got, cells, limit
@@ -296,6 +307,16 @@ def any_nan_matches(catalog: Catalog, spec: OperatorSpec, data_type: str) -> boo
         spec.checked_semantics.arithmetic
         and catalog.common.data_type(data_type).any_nan_from_arithmetic
     )
+
+
+def _rule(
+    catalog: Catalog, spec: OperatorSpec, case: Case, name: str, tensor: Mapping[str, Any]
+) -> Any:
+    """The spec's comparison rule for output `name` of this case."""
+    data_type = str(tensor.get("DataType", "")).removeprefix("DML_TENSOR_DATA_TYPE_")
+    kind = catalog.common.data_type(data_type).kind
+    env = bind_desc(catalog.common, spec, case.operator["desc"])
+    return spec.checked_semantics.comparison_for(name, kind, data_type, env)
 
 
 def _compare(

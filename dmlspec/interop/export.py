@@ -51,6 +51,7 @@ from ..conformance.descs import CellChoice, rows_at
 from ..conformance.layouts import draw_layout_case
 from ..model import Catalog, OperatorSpec
 from ..reference.layout import is_strided, logical_view
+from ..reference.tensors import numpy_dtype
 from ..safeio import write_file
 from ..validation import check_requires, validate_operator
 
@@ -170,6 +171,10 @@ def _rule_entry(rule: Any, env: Any, any_nan: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"rule": rule.rule}
     if rule.rule == "exact" and any_nan:
         entry["any_nan"] = True
+    if rule.rule == "dot_product":
+        # Vectors carry the per-element bound as a tolerance file beside one ULP for the
+        # expected output's own rounding; the error statistics need the FLOAT64 reference.
+        entry.update(rule="ulp", max_ulps=1, ulp_scale=None)
     if rule.rule == "ulp":
         entry.update(
             max_ulps=rule.max_ulps, ulp_scale=rule.ulp_scale.source if rule.ulp_scale else None
@@ -180,6 +185,26 @@ def _rule_entry(rule: Any, env: Any, any_nan: bool) -> dict[str, Any]:
         if tolerance is not None:
             entry["abs_tolerance"] = tolerance
     return entry
+
+
+def _dot_product_tolerance(
+    rule: Any, env: Any, case: Case, field: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """A dot-product output's allowed distance per element from the FLOAT64 reference
+    (dmlspec.accuracy, accumulated as DirectML does without execution flags), and where the
+    order of the sum decides an overflow. A FusedActivation's output is held to the same width,
+    which holds for the activations whose slope is at most 1."""
+    from ..accuracy import accumulation_type, allowed_error
+
+    value, bound, intermediate = reference.run_exact(case.operator, case.inputs)[field]
+    output_type = str(case.operator["desc"][field]["DataType"])
+    output_type = output_type.removeprefix("DML_TENSOR_DATA_TYPE_")
+    terms = float(rule.terms.evaluate(env))
+    allowed = allowed_error(value, bound, terms, output_type, accumulation_type(output_type))
+    largest = float(np.finfo(numpy_dtype(output_type)).max)
+    with np.errstate(all="ignore"):
+        overflow = ~(np.maximum(bound, intermediate) * (1 + 2.0**-10) <= largest)
+    return np.asarray(allowed, np.float64), overflow
 
 
 def _alternative_files(
@@ -359,7 +384,14 @@ def export(
             if flushed:
                 files |= flushed
                 output_entry["alternatives"] = sorted(flushed)
-            if rule.terms is not None and rule.max_ulps is not None:
+            if rule.rule == "dot_product":
+                tolerance, overflow = _dot_product_tolerance(rule, env, packed_case, field)
+                files[f"tolerance_{stem}.npy"] = _npy(tolerance)
+                output_entry["tolerance"] = f"tolerance_{stem}.npy"
+                if overflow.any():  # the order of the sum decides whether it overflows
+                    undefined = overflow if undefined is None else undefined | overflow
+                    allowed.setdefault(name, "any")
+            elif rule.terms is not None and rule.max_ulps is not None:
                 # The accumulated-rounding bound, per element; where it reaches past the type's
                 # range the order of accumulation decides overflow: undefined.
                 packed = packed_outputs[field]

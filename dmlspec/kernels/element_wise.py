@@ -28,7 +28,7 @@ from jax.scipy.special import erf
 from ..expr.scalars import scalar_union_value
 from .reduction import first_maximum_one_hot
 
-__all__ = ["ACTIVATIONS", "FUNCTIONS", "element_wise"]
+__all__ = ["ACTIVATIONS", "FUNCTIONS", "element_wise", "fused_activation"]
 
 Array = jax.Array
 Parameters = Mapping[str, Any]
@@ -433,6 +433,14 @@ def _scaled(x: Array, scale_bias: tuple[tuple[str, Any], ...] | None) -> Array:
     return scaled
 
 
+def fused_activation(result: Array, activation: tuple[tuple[str, Any], ...]) -> Array:
+    """An operator's FusedActivation (an activation, or ELEMENT_WISE_CLIP) on its result, in
+    the result's type."""
+    kind, values = _parameters(activation)
+    fused = _clip if kind == "ELEMENT_WISE_CLIP" else ACTIVATIONS[kind]  # CLIP fuses too
+    return fused(result, values)
+
+
 def element_wise(
     *inputs: Array | None,
     function: str,
@@ -494,9 +502,7 @@ def element_wise(
     else:
         raise ValueError(f"no element-wise function {function!r} (known: {sorted(FUNCTIONS)})")
     if activation:
-        kind, values = _parameters(activation)
-        fused = _clip if kind == "ELEMENT_WISE_CLIP" else ACTIVATIONS[kind]  # CLIP fuses too
-        result = fused(result.astype(compute), values)
+        result = fused_activation(result.astype(compute), activation)
     if jnp.dtype(output_type).kind in "iu" and result.dtype.kind == "f":
         return _cast(result, output_type)
     return result.astype(output_type)

@@ -17,10 +17,11 @@ operators with several outputs). DirectML semantics:
 
 from __future__ import annotations
 
+from .convolution import convolution
 from .data_movement import data_movement
 from .element_wise import element_wise
 from .generator import generator
 from .reduction import reduction
 from .scatter import scatter
 
-__all__ = ["data_movement", "element_wise", "generator", "reduction", "scatter"]
+__all__ = ["convolution", "data_movement", "element_wise", "generator", "reduction", "scatter"]

@@ -57,6 +57,32 @@ class SemanticsBuilder(OperatorBuilderBase):
             arithmetic=bool(raw.get("arithmetic", False)),
         )
 
+    def dot_product_rule(self, rule: Mapping[str, Any], at: list[str | int]) -> None:
+        """A dot_product rule states KS (`terms`) and nothing of the ULP rules: its bound is
+        TOSA's, computed from the FLOAT64 reference and the same computation on |x|."""
+        if "terms" not in rule:
+            self.report.at(at, "a 'dot_product' rule needs terms: the products summed (KS)")
+        extra = sorted(
+            key
+            for key in (
+                "max_ulps",
+                "magnitude",
+                "reference",
+                "ulp_scale",
+                "ulps_of",
+                "abs_tolerance",
+            )
+            if key in rule
+        )
+        if extra:
+            self.report.at(
+                at,
+                f"a 'dot_product' rule takes no {', '.join(extra)}: its bound is KS * "
+                "max(bound * u, tiny) from the FLOAT64 reference and the sum of |products|",
+            )
+        if set(rule["data_type_kinds"]) != {"float"}:
+            self.report.at(at, "a 'dot_product' rule judges float outputs only")
+
     def comparison_rule(
         self,
         rule: Mapping[str, Any],
@@ -66,7 +92,9 @@ class SemanticsBuilder(OperatorBuilderBase):
     ) -> m.ComparisonRule:
         if rule["rule"] == "ulp" and "max_ulps" not in rule:
             self.report.at(at, "an 'ulp' rule needs max_ulps")
-        if ("terms" in rule or "magnitude" in rule) and not (
+        if rule["rule"] == "dot_product":
+            self.dot_product_rule(rule, at)
+        elif ("terms" in rule or "magnitude" in rule) and not (
             rule["rule"] == "ulp" and "max_ulps" in rule
         ):
             self.report.at(
@@ -92,7 +120,7 @@ class SemanticsBuilder(OperatorBuilderBase):
                 f"an 'ulp' rule for {' and '.join(integral)} outputs needs ulps_of: the floating "
                 "type the result is computed in (an integer has no ULP of its own)",
             )
-        if ("terms" in rule) != ("magnitude" in rule):
+        if ("terms" in rule) != ("magnitude" in rule) and rule["rule"] != "dot_product":
             given, missing = ("terms", "magnitude") if "terms" in rule else ("magnitude", "terms")
             self.report.at(at, f"'{given}' needs '{missing}': the bound is terms * eps * magnitude")
         per_element = {

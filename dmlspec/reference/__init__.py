@@ -9,7 +9,8 @@ Families, one module each, named as in dmlspec.kernels and dmlspec.backends.onnx
 `element_wise` (ELEMENT_WISE_*, ACTIVATION_*, CAST, VALUE_SCALE_2D), `data_movement` (gathers,
 slices, padding, tile, join/split, space/depth, one-hot), `generator` (fills, diagonal
 matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
-NONZERO_COORDINATES) and `scatter` (SCATTER_ND, SCATTER_ELEMENTS). Which
+NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS) and `convolution` (GEMM so far;
+`run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported
+from .convolution import CONVOLUTION, EXACT
 from .data_movement import DATA_MOVEMENT
 from .element_wise import ELEMENT_WISE_OPERATORS, FIELD_OPERATORS, element_wise
 from .fields import Fields, catalog
@@ -41,11 +43,25 @@ from .reduction import REDUCTIONS
 from .scatter import SCATTER
 from .tensors import WriteLog, Writes, collisions
 
-__all__ = ["REFERENCE_OPERATORS", "Writes", "output_fields", "run", "run_recording"]
+__all__ = [
+    "REFERENCE_OPERATORS",
+    "Writes",
+    "output_fields",
+    "run",
+    "run_exact",
+    "run_recording",
+]
 
 _ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
 # The table-driven families: operator -> function of (fields, logical inputs, write log).
-_FAMILIES = {**DATA_MOVEMENT, **FIELD_OPERATORS, **GENERATORS, **REDUCTIONS, **SCATTER}
+_FAMILIES = {
+    **CONVOLUTION,
+    **DATA_MOVEMENT,
+    **FIELD_OPERATORS,
+    **GENERATORS,
+    **REDUCTIONS,
+    **SCATTER,
+}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 
@@ -137,6 +153,21 @@ def _compute(
     if name in ELEMENT_WISE_OPERATORS:
         return element_wise(name, desc, {k: np.asarray(v) for k, v in inputs.items()})
     return _FAMILIES[name](Fields(catalog().operator(name), desc), inputs, log)
+
+
+def run_exact(
+    operator: Mapping[str, Any], inputs: Mapping[str, Any]
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For the operators the dot-product accuracy model judges: each output's FLOAT64 result
+    before any FusedActivation, its bound (the same computation on absolute values) and the
+    largest magnitude an intermediate result reaches, as logical arrays."""
+    desc = operator["desc"]
+    name = _short_type(operator)
+    if name not in EXACT:
+        raise Unsupported(f"the NumPy reference has no FLOAT64 form of {operator.get('type')!r}")
+    inputs = _logical_inputs(desc, inputs, output_fields(name, desc))
+    with np.errstate(all="ignore"):
+        return EXACT[name](Fields(catalog().operator(name), desc), inputs)
 
 
 def run(operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:

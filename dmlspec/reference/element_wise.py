@@ -48,7 +48,7 @@ from .element_wise_numbers import (
 from .fields import Fields, Inputs, Operator, Outputs
 from .tensors import WriteLog, numpy_dtype, tensor_desc
 
-__all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise"]
+__all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise", "fused_activation"]
 
 
 def _page_pow(x: Any, exponent: Any) -> Any:
@@ -330,7 +330,9 @@ def _cast(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
 ELEMENT_WISE_OPERATORS: frozenset[str] = frozenset({*_RULES, *_BITWISE, "CAST"})
 
 
-def _fused(operator: str, fused: Mapping[str, Any] | None, values: np.ndarray) -> np.ndarray:
+def fused_activation(
+    operator: str, fused: Mapping[str, Any] | None, values: np.ndarray
+) -> np.ndarray:
     """FusedActivation: the activation's formula on the operator's (unrounded) result."""
     if not fused:
         return values
@@ -380,7 +382,7 @@ def _apply(
     result = np.asarray(formula(params, *arguments))
     if desc.get("FusedActivation"):
         activation_input = held(result.astype(np.float64), dtype)
-        result = _fused(name, desc["FusedActivation"], activation_input)
+        result = fused_activation(name, desc["FusedActivation"], activation_input)
     return to_type(result, dtype)
 
 

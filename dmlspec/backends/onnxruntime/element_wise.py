@@ -64,7 +64,8 @@ def _enum(value: Any, prefix: str) -> str:
     return str(value).removeprefix(prefix)
 
 
-def _fused(g: Graph, value: str, raw: Any) -> str:
+def fused_activation(g: Graph, value: str, raw: Any) -> str:
+    """An operator's FusedActivation on its (float) result, as the activation's graph."""
     if not raw:
         return value
     if not isinstance(raw, Mapping):
@@ -518,7 +519,7 @@ def run(
     if fused:
         if out_dtype.kind != "f":
             raise Unsupported("FusedActivation needs a FLOAT16 or FLOAT32 output")
-        result = _fused(g, result, fused)
+        result = fused_activation(g, result, fused)
     if entry.bitwise and out_dtype.kind == "f":
         bits = g.run(g.cast(result, _bit_view(out_dtype)))
         return bits.view(out_dtype)

@@ -1,0 +1,127 @@
+"""A case's output judged by the dot-product accuracy model (dmlspec.accuracy), for outputs
+whose spec rule is `dot_product`: the FLOAT64 reference and its bound from
+`reference.run_exact`, KS from the rule's `terms`, the accumulation type from the backend's
+`execution_flags`.
+
+A FusedActivation is applied after the sum. Where a desc has one, each element's allowed
+interval [reference - allowance, reference + allowance] is carried through the activation (its
+values at both ends and at the reference, each also as the output type rounds it) and widened
+by the activation's own allowance (its spec's ULPs and absolute tolerance, at least four ULPs);
+where the activation's values overflow the output type any result is accepted. The error
+statistics are not taken there, since the activation's slope changes the error's units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import reference
+from ..accuracy import accumulation_type, allowed_error, check_dot_product
+from ..backends.contract import execution_flags
+from ..compare import MISMATCHES_SHOWN, Mismatch
+from ..reference.element_wise import fused_activation
+
+__all__ = ["dot_product_problems"]
+
+ACTIVATION_ULPS = 4
+
+
+def _signed_data(inputs: Mapping[str, Any]) -> bool:
+    """Whether a floating input holds a negative value: data not positively biased, whose
+    error bias TOSA checks."""
+    for value in inputs.values():
+        for array in value if isinstance(value, list) else [value]:
+            data = np.asarray(array)
+            if data.dtype.kind == "f" and bool((data < 0).any()):
+                return True
+    return False
+
+
+def _activation_tolerance(activation: Mapping[str, Any], output_type: str) -> tuple[float, float]:
+    """The fused activation's own allowance, from its spec's comparison rule (its ULPs and its
+    absolute tolerance where that is a number), at least ACTIVATION_ULPS."""
+    from ..reference.fields import catalog
+
+    kind = str(activation.get("Type", activation.get("type", ""))).removeprefix("DML_OPERATOR_")
+    try:
+        spec = catalog().operator(kind)
+        rule = spec.checked_semantics.comparison_for("OutputTensor", "float", output_type)
+    except (KeyError, ValueError):
+        return float(ACTIVATION_ULPS), 0.0
+    absolute = rule.abs_tolerance if isinstance(rule.abs_tolerance, int | float) else 0.0
+    return float(max(rule.max_ulps or 0, ACTIVATION_ULPS)), float(absolute or 0.0)
+
+
+def dot_product_problems(
+    case: Any,
+    name: str,
+    rule: Any,
+    env: Any,
+    backend: Any,
+    got: np.ndarray,
+    defined: np.ndarray,
+) -> list[str]:
+    """What is wrong with output `name` (logical, in its output type) by the dot-product model;
+    empty when it passes."""
+    exact = reference.run_exact(case.operator, case.inputs)
+    value, bound, intermediate = exact[name]
+    terms = float(rule.terms.evaluate(env))
+    output_type = got.dtype.name.upper()
+    accumulation = accumulation_type(output_type, execution_flags(backend))
+    activation = case.operator["desc"].get("FusedActivation")
+    if not activation:
+        result = check_dot_product(
+            value,
+            bound,
+            got,
+            terms,
+            output_type,
+            accumulation,
+            check_bias=_signed_data(case.inputs),
+            defined=defined,
+            intermediate=intermediate,
+        )
+        return [] if result.passed else [result.describe()]
+    allowance = allowed_error(value, bound, terms, output_type, accumulation)
+    kind = str(case.operator.get("type", "")).removeprefix("DML_OPERATOR_")
+    with np.errstate(all="ignore"):
+        ends = [
+            fused_activation(kind, activation, v)
+            for v in (value - allowance, value, value + allowance)
+        ]
+    # The interval's ends as the output type rounds them too (an activation may overflow it).
+    with np.errstate(all="ignore"):
+        rounded = [end.astype(got.dtype).astype(np.float64) for end in ends]
+    low = np.minimum.reduce(ends + rounded)
+    high = np.maximum.reduce(ends + rounded)
+    wide = got.astype(np.float64)
+    ulps, absolute = _activation_tolerance(activation, output_type)
+    with np.errstate(all="ignore"):
+        largest = np.maximum(np.abs(low), np.abs(high)).astype(got.dtype)
+        unit = np.where(np.isfinite(largest), np.spacing(largest).astype(np.float64), 0.0)
+        slack = ulps * unit + absolute
+        inside = (wide >= low - slack) & (wide <= high + slack)
+        # the activation's own intermediates overflow the output type: any result
+        top = float(np.finfo(got.dtype).max)
+        inside |= ~(np.abs(np.stack(ends)).max(axis=0) <= top)
+        fused_kind = str(activation.get("Type", activation.get("type", "")))
+        if "MAX" in fused_kind.removeprefix("DML_OPERATOR_ACTIVATION_"):  # x - max(x) per row
+            inside |= bool((~(2 * np.abs(value) <= top)).any())
+        # the order decides whether an intermediate overflows
+        inside |= ~(np.abs(intermediate) * (1 + 2.0**-10) <= float(np.finfo(got.dtype).max))
+        inside |= wide == ends[1]  # infinities
+        inside |= np.isnan(wide) & np.isnan(np.stack(ends)).any(axis=0)  # NaN from the activation
+    bad = defined & ~inside
+    cells = np.argwhere(bad)[:MISMATCHES_SHOWN]
+    shown = [
+        str(Mismatch(tuple(int(i) for i in c), ends[1][tuple(c)], got[tuple(c)])) for c in cells
+    ]
+    if not bad.any():
+        return []
+    return [
+        f"{int(bad.sum())} elements outside the FusedActivation of the FLOAT64 reference's "
+        f"allowed interval ({'; '.join(shown)})"
+    ]
