@@ -388,7 +388,10 @@ def command_merge_reports(args: argparse.Namespace) -> int:
         raise BadInput(str(error)) from None
     print(render_matrix(merged))
     shards = f" (shards {', '.join(merged['shards'])})" if merged["shards"] else ""
-    print(f"merged {len(args.reports)} reports{shards}: {out}/results.json, junit.xml, report.md")
+    print(
+        f"merged {len(args.reports)} reports{shards}: "
+        f"{out}/results.json, junit.xml, report.md, report.html"
+    )
     if merged["missing_shards"]:
         print(f"dmlspec: missing shards: {', '.join(merged['missing_shards'])}", file=sys.stderr)
     failed = any(t["outcome"] == "failed" for t in merged["tests"])
@@ -598,7 +601,9 @@ def build_parser() -> argparse.ArgumentParser:
     merge = commands.add_parser(
         "merge-reports", help="merge the reports of a run's shards into one report"
     )
-    merge.add_argument("out", help="folder for the merged results.json, junit.xml and report.md")
+    merge.add_argument(
+        "out", help="folder for the merged results.json, junit.xml, report.md and report.html"
+    )
     merge.add_argument("reports", nargs="+", help="report folders (--report) of the shards")
     merge.set_defaults(run=command_merge_reports)
     export = commands.add_parser("export", help="write the generated cases as portable vectors")

@@ -117,7 +117,11 @@ def test_skips_are_counted_by_reason_and_operators_summed_up() -> None:
         ),
     ]
     (gather,) = by_operator(results)
-    assert (gather.outcomes, gather.cells_hit, gather.cells) == ((1, 0, 2, 0, 0), 1, 3)
+    assert (gather.outcomes, gather.cells_hit, gather.cells) == (
+        (1, 0, 2, 0, 0, 0),
+        1,
+        3,
+    )  # no flaky case
     assert gather.verdict == "passed"
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from ..generate.dest.tests import suite_path
 from ..model import Catalog
+from ..safeio import write_file
 from .baseline import Baseline, baseline_from_results
 from .caselist import CaseListError, failed_cases, read_case_list, render_case_list
 from .merge import read_results
@@ -94,7 +95,7 @@ class Selection:
         options = []
         if self.cases is not None:
             listed = report_dir / "cases.txt"
-            listed.write_text(render_case_list(self.cases), encoding="utf-8")
+            write_file(report_dir, listed.name, render_case_list(self.cases).encode())
             options.append(f"--dml-cases={listed}")
         if self.shard is not None:
             options.append(f"--dml-shard={self.shard}")
@@ -152,7 +153,7 @@ def print_case_list(
 def write_baseline(path: Path, results: dict[str, Any]) -> str:
     """Write a baseline of the run's failures and flakes to `path`; a line saying so."""
     baseline = baseline_from_results(results)
-    path.write_text(baseline.render(path), encoding="utf-8")
+    write_file(path.parent, path.name, baseline.render(path).encode())
     return (
         f"baseline: {path}: {len(baseline.expected_failures)} expected failures, "
         f"{len(baseline.flaky)} known flakes"

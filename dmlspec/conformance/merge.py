@@ -193,13 +193,16 @@ def merge_junit(files: Sequence[Path]) -> str:
 def merge_reports(out: Path, folders: Sequence[Path]) -> dict[str, Any]:
     """Merge the reports in `folders` into `out` (results.json, junit.xml, report.md) and
     return the merged results."""
+    from ..safeio import write_file
     from .report import render_markdown
+    from .report_html import render_html
 
     merged = merge_results([(folder, read_results(folder)) for folder in folders])
     junit = [folder / "junit.xml" for folder in folders if (folder / "junit.xml").is_file()]
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n")
+    write_file(out, "results.json", (json.dumps(merged, indent=2, sort_keys=True) + "\n").encode())
     if junit:
-        (out / "junit.xml").write_text(merge_junit(junit))
-    (out / "report.md").write_text(render_markdown(merged))
+        write_file(out, "junit.xml", merge_junit(junit).encode())
+    write_file(out, "report.md", render_markdown(merged).encode())
+    write_file(out, "report.html", render_html(merged).encode())
     return merged
