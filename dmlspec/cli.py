@@ -12,36 +12,41 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import traceback
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from .backends import BackendLoadError
+from .cli_shared import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    INTERRUPTED,
+    BadInput,
+    catalog_of,
+    named_operators,
+    writable_folder,
+)
+from .conformance.command import (
+    command_conformance,
+    command_merge_reports,
+    share_accelerator,
+)
 from .errors import SpecError
 from .extras import importable, install_hint
 from .limits import LimitError, cut, quote
-from .loading import load_catalog
-from .model import Catalog
 from .safeio import UnsafePath
 
-__all__ = ["main"]
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
-EXIT_INTERRUPTED = 130  # as a shell reports a process that SIGINT ended
-INTERRUPTED = "interrupted (KeyboardInterrupt: Ctrl-C, or raised by the backend)"
-MAX_WORKERS = 256  # --workers: each is a process with its own backend process
-
-
-def _catalog(args: argparse.Namespace) -> Catalog:
-    return load_catalog(Path(args.spec_dir) if args.spec_dir else None)
+__all__ = ["build_parser", "main", "share_accelerator"]
 
 
 def command_list(args: argparse.Namespace) -> int:
     from .catalog_status import catalog_status, render_markdown, render_text
 
-    catalog = _catalog(args)
+    catalog = catalog_of(args)
     rows = catalog_status(catalog)
     if getattr(args, "markdown", False):
         print(render_markdown(rows), end="")
@@ -93,7 +98,7 @@ def command_draft(args: argparse.Namespace) -> int:
 def command_check_docs(args: argparse.Namespace) -> int:
     from .pages.check import check_docs, default_docs_dir
 
-    catalog = _catalog(args)
+    catalog = catalog_of(args)
     docs_dir = Path(args.docs_dir) if args.docs_dir else default_docs_dir()
     if not docs_dir.is_dir():
         print(f"dmlspec: docs folder not found: {docs_dir}", file=sys.stderr)
@@ -109,7 +114,7 @@ def command_check_docs(args: argparse.Namespace) -> int:
 def command_generate(args: argparse.Namespace) -> int:
     from .generate import default_output_dir, generate
 
-    catalog = _catalog(args)
+    catalog = catalog_of(args)
     output_dir = Path(args.out) if args.out else default_output_dir()
     changes = generate(catalog, output_dir, check=args.check)
     if args.check:
@@ -135,10 +140,6 @@ def _read_input(path: str) -> object:
         return read_json_file(Path(path))
     except JsonReadError as error:
         raise BadInput(f"{path}: {error}") from None
-
-
-class BadInput(Exception):
-    """Unreadable or malformed input: exit 2 with a one-line message."""
 
 
 def command_validate(args: argparse.Namespace) -> int:
@@ -195,256 +196,16 @@ def command_validate(args: argparse.Namespace) -> int:
 def command_lint(args: argparse.Namespace) -> int:
     from .lint import lint, render_lint
 
-    verdicts = lint(_catalog(args))
+    verdicts = lint(catalog_of(args))
     print(render_lint(verdicts))
     return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FAILED
-
-
-def _writable_folder(path: Path, option: str) -> Path:
-    """Create `path` if needed and make sure files can be written there (BadInput if not)."""
-    import tempfile
-
-    if path.exists() and not path.is_dir():
-        raise BadInput(f"{option} {path} exists and is not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as error:
-        raise BadInput(f"{option} {path}: cannot write there ({error.strerror or error})") from None
-    return path
-
-
-def share_accelerator(environ: MutableMapping[str, str]) -> None:
-    """A run is several processes (the backend's own, xdist's workers), each with its own JAX
-    client; on a GPU each would take 75% of the memory at its start (JAX's preallocation) and
-    the second would find too little left. Unless the user chose, they allocate as needed."""
-    environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-
-
-def command_conformance(args: argparse.Namespace) -> int:
-    import tempfile
-
-    import pytest
-
-    from .backends import is_builtin, load_backend
-    from .conformance import distribution, plugin
-    from .conformance.import_path import isolate_children
-    from .conformance.isolation import IsolatedBackend
-    from .conformance.report import render_markdown, render_terminal
-    from .conformance.report_html import render_html
-    from .conformance.run_files import clear_report_files, nothing_judged
-    from .generate import default_output_dir
-    from .generate.dest.tests import suite_path
-    from .limits import CASE_TIMEOUT
-    from .safeio import read_bytes, write_file
-
-    if args.workers not in (None, "auto") and not (
-        args.workers.isdecimal() and 0 <= int(args.workers) <= MAX_WORKERS
-    ):
-        raise BadInput(f"--workers must be auto or 0 to {MAX_WORKERS}; got {quote(args.workers)}")
-    share_accelerator(os.environ)
-    if args.workers and not importable("xdist"):
-        raise BadInput(f"--workers runs on pytest-xdist; {install_hint('xdist')}")
-    isolate_children(os.environ, sys.path)
-    suites = default_output_dir() / "tests"
-    if not suites.is_dir():
-        raise BadInput(f"no generated suites in {suites}; run: dmlspec generate")
-    catalog = _catalog(args)
-    operators = _operators(catalog, args.ops, "conformance suite") if args.ops else []
-    try:
-        selection = distribution.Selection.from_args(args, catalog)
-    except ValueError as error:  # each of the options' own errors: one line
-        raise BadInput(str(error)) from None
-    if selection.cases == () and args.rerun_failed:
-        print(f"nothing to rerun: {args.rerun_failed}/results.json records no failure")
-        return EXIT_OK
-    operators = operators or list(selection.operators)
-    if args.list:
-        return distribution.print_case_list(suites, operators, selection, catalog)
-    report_dir = _writable_folder(
-        Path(args.report) if args.report else Path(tempfile.mkdtemp(prefix="dmlspec-")), "--report"
-    )
-    clear_report_files(report_dir)
-    timeout = args.case_timeout if args.case_timeout is not None else CASE_TIMEOUT.value()
-    if not 0 < timeout < float("inf"):
-        raise BadInput(f"--case-timeout must be a positive number of seconds; got {timeout}")
-    # Load and check the backend here, so that what is wrong with it is one line, not pytest's
-    # INTERNALERROR; the session then uses this very backend. With workers, each worker runs
-    # the backend in a process of its own and this one is only checked: dmlspec's own backends
-    # are checked in this process (a backend process would be started and waited for, unused).
-    parallel = args.workers not in (None, "0") and not args.in_process
-    if parallel and is_builtin(args.backend):
-        backend = load_backend(args.backend)
-    else:
-        backend = plugin.open_backend(args.backend, timeout, args.in_process)
-    plugin.expected_failures(backend)
-    if args.feature_level:
-        requested = args.feature_level.removeprefix("DML_FEATURE_LEVEL_")
-        claimed = str(backend.feature_level).removeprefix("DML_FEATURE_LEVEL_")
-        known = [level.name for level in catalog.common.feature_levels]
-        if requested not in known:
-            raise BadInput(
-                f"--feature-level: unknown level {quote(requested)}; known: {', '.join(known)}"
-            )
-        if known.index(requested) > known.index(claimed):
-            raise BadInput(
-                f"--feature-level {requested} is above what {backend.name} claims ({claimed})"
-            )
-    plugin.preload(args.backend, backend)
-    private = Path(tempfile.mkdtemp(prefix="dmlspec-run-"))
-    # Everything the run writes goes to the report folder, nothing to the current one.
-    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(report_dir / ".hypothesis"))
-    # Only the named operators' modules are collected (each imports and rewrites its module, and
-    # Hypothesis reads it); --dml-ops still filters, and a run of every operator takes the folder.
-    modules = sorted(default_output_dir() / suite_path(catalog.operator(o)) for o in operators)
-    options = [
-        *(str(m) for m in (modules if modules and all(m.is_file() for m in modules) else [suites])),
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:benchmark",
-        "--rootdir",
-        str(suites),
-        f"--dml-backend={args.backend}",
-        f"--hypothesis-profile={args.profile}",
-        f"--dml-report={report_dir}",
-        # pytest opens junit.xml following links: it writes in a private folder, moved after.
-        f"--junitxml={private / 'junit.xml'}",
-        f"--dml-case-timeout={timeout}",
-        "-q",
-        # A failure's message holds its case (operator JSON, inputs, seed); long tracebacks
-        # added the repr of every argument of every frame (each failure's Case, arrays and
-        # all: a third of an onnxruntime run with expected failures).
-        "--tb=short",
-        # The suites fail through pytest.fail with their case, never a bare assert: rewriting
-        # the generated modules' asserts (every worker, every run where no .pyc is kept) only
-        # cost collection time (4.4 -> 2.8 s of CPU per worker for the whole catalog).
-        "--assert=plain",
-    ]
-    if args.in_process:
-        options.append("--dml-in-process")
-    else:
-        # pytest's gc.collect() at the end of each session (each worker's too) looks for
-        # exceptions raised while objects are freed; the backend's objects are in its process.
-        options += ["-p", "no:unraisableexception"]
-    if args.feature_level:
-        options.append(f"--dml-feature-level={args.feature_level}")
-    if operators:
-        options.append(f"--dml-ops={','.join(operators)}")
-    if args.workers:
-        options += ["-n", args.workers, "--dist", "loadfile"]
-    options += selection.pytest_options(report_dir)
-    level = args.feature_level or str(backend.feature_level)
-    ran = f"{len(operators)} operators" if operators else "every operator with a kernel"
-    print(
-        f"dmlspec conformance: {ran} on {backend.name} at feature level "
-        f"{level.removeprefix('DML_FEATURE_LEVEL_')}, profile {args.profile}, "
-        f"{args.workers or 1} worker(s); reports in {report_dir}",
-        flush=True,
-    )
-    try:
-        code = int(pytest.main(options))
-        junit = private / "junit.xml"
-        if junit.is_file():
-            write_file(report_dir, "junit.xml", read_bytes(junit, junit.stat().st_size))
-    finally:
-        plugin.preload("", None)
-        if isinstance(backend, IsolatedBackend):
-            backend.close()
-        shutil.rmtree(private, ignore_errors=True)
-    if code == pytest.ExitCode.INTERRUPTED:
-        print(f"dmlspec: {INTERRUPTED}; the reports are incomplete", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    results_file = report_dir / "results.json"
-    if not results_file.exists():
-        if code != 4:  # pytest said what was wrong with the usage (a case list, a shard)
-            print(
-                f"dmlspec: the run produced no results (pytest exit code {code})", file=sys.stderr
-            )
-        return EXIT_BAD_INPUT if code in (3, 4) else EXIT_FAILED
-    results = json.loads(results_file.read_text())
-    write_file(report_dir, "report.md", render_markdown(results).encode())
-    write_file(report_dir, "report.html", render_html(results).encode())
-    print(render_terminal(results))
-    print(f"reports: {report_dir}/results.json, junit.xml, report.md, report.html")
-    if args.write_baseline:
-        print(distribution.write_baseline(Path(args.write_baseline), results))
-    failed = any(t["outcome"] == "failed" for t in results["tests"])
-    empty = nothing_judged(results["tests"])
-    if empty is not None:
-        print(f"dmlspec: {empty}", file=sys.stderr)
-    return EXIT_FAILED if failed or empty or code not in (0, 5) else EXIT_OK
-
-
-def command_merge_reports(args: argparse.Namespace) -> int:
-    from .conformance.merge import MergeError, merge_reports
-    from .conformance.report import render_matrix
-
-    out = _writable_folder(Path(args.out), "OUT")
-    try:
-        merged = merge_reports(out, [Path(folder) for folder in args.reports])
-    except MergeError as error:
-        raise BadInput(str(error)) from None
-    print(render_matrix(merged))
-    shards = f" (shards {', '.join(merged['shards'])})" if merged["shards"] else ""
-    print(
-        f"merged {len(args.reports)} reports{shards}: "
-        f"{out}/results.json, junit.xml, report.md, report.html"
-    )
-    if merged["missing_shards"]:
-        print(f"dmlspec: missing shards: {', '.join(merged['missing_shards'])}", file=sys.stderr)
-    failed = any(t["outcome"] == "failed" for t in merged["tests"])
-    return EXIT_FAILED if failed or merged["missing_shards"] else EXIT_OK
-
-
-def _operators(catalog: Catalog, names: Sequence[str] | None, what: str) -> list[str]:
-    """The operators `--ops` names (when none: every one with a kernel whose suite is not
-    marked in progress). Named operators without a kernel are left out, said in one line on
-    stderr; BadInput for an unknown name, or when none of those named has a kernel."""
-    if not names:
-        return [
-            spec.name
-            for spec in catalog.with_kernels
-            if spec.kernel is None or spec.kernel.in_progress is None
-        ]
-    chosen: list[str] = []
-    without: list[str] = []
-    for name in names:
-        try:
-            spec = catalog.operator(name)
-        except KeyError:
-            raise BadInput(
-                f"--ops: unknown operator {quote(name)}{_closest(catalog, name)} "
-                f"(`dmlspec list` shows the {len(catalog.operators)} operators dmlspec knows)"
-            ) from None
-        (chosen if spec.kernel is not None else without).append(spec.name)
-    if without:
-        having = (
-            f"{len(catalog.with_kernels)} of {len(catalog.operators)} operators have kernels; "
-            "`dmlspec list` shows which"
-        )
-        left = ", ".join(without)
-        if not chosen:
-            raise BadInput(f"--ops: {left} has a spec and a validator but no {what} yet ({having})")
-        print(f"dmlspec: left out {left}: no {what} yet ({having})", file=sys.stderr)
-    return chosen
-
-
-def _closest(catalog: Catalog, name: str) -> str:
-    import difflib
-
-    names = [spec.name for spec in catalog.operators]
-    wanted = name.upper().removeprefix("DML_OPERATOR_")
-    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.6)
-    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def command_export(args: argparse.Namespace) -> int:
     from .interop.export import export
 
-    catalog = _catalog(args)
-    operators = _operators(catalog, args.ops, "kernel to export cases from")
+    catalog = catalog_of(args)
+    operators = named_operators(catalog, args.ops, "kernel to export cases from")
     level = (args.feature_level or catalog.common.highest_feature_level.name).removeprefix(
         "DML_FEATURE_LEVEL_"
     )
@@ -462,7 +223,7 @@ def command_export(args: argparse.Namespace) -> int:
         left_out_onnx = f"onnx vectors left out: {install_hint('onnx')}"
     if "onnx" in formats:
         formats = ("dxdispatch", *formats) if "dxdispatch" not in formats else formats
-    out = _writable_folder(Path(args.out), "--out")
+    out = writable_folder(Path(args.out), "--out")
     try:
         manifest = export(catalog, out, operators, level, args.profile, formats, args.large)
     except OSError as error:
