@@ -1,5 +1,5 @@
 """What the dmlspec command's parts share: exit codes, the one-line error for bad input, the
-catalog a command reads and the folders it writes."""
+catalog a command reads, the operators `--ops` names and the folders a command writes."""
 
 from __future__ import annotations
 
