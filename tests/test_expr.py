@@ -358,6 +358,32 @@ def test_item_wise_list_functions() -> None:
         fn["strided_count"](facts, [3], [0])
 
 
+def test_window_output_sizes_are_directmlxs() -> None:
+    fn = {name: f.impl for name, f in FUNCTIONS.items()}
+    facts = NoFacts()
+    # DxDispatch's dml_convolution_2d.json: 3x3 input, 2x2 filter, stride 1, no padding -> 2x2
+    assert fn["window_output_sizes"](facts, [3, 3], [2, 2], [1, 1], [1, 1], [0, 0], [0, 0]) == [
+        2,
+        2,
+    ]
+    # ResNet's stem: 224, 7x7 at stride 2, padding 3 each side -> 112; dilation 2 widens a 3 to 5
+    assert fn["window_output_sizes"](facts, [224, 9], [7, 3], [2, 1], [1, 2], [3, 0], [3, 0]) == [
+        112,
+        5,
+    ]
+    # a window at stride 2 over 5 fits twice past the first: 1 + (5 - 2) // 2
+    assert fn["window_output_sizes"](facts, [5], [2], [2], [1], [0], [0]) == [2]
+    # the transposed form maps those sizes back, OutputPadding choosing among the inputs
+    # a stride > 1 maps onto one output size
+    assert fn["transposed_output_sizes"](facts, [112], [7], [2], [1], [3], [3], [1]) == [224]
+    assert fn["transposed_output_sizes"](facts, [2], [2], [2], [1], [0], [0], [0]) == [4]
+    assert fn["transposed_output_sizes"](facts, [2], [2], [2], [1], [0], [0], [1]) == [5]
+    with pytest.raises(ValueError, match="lists of 1 and 2 items"):
+        fn["window_output_sizes"](facts, [3, 3], [2], [1, 1], [1, 1], [0, 0], [0, 0])
+    with pytest.raises(ValueError, match="a stride that is not positive"):
+        fn["window_output_sizes"](facts, [3], [2], [0], [1], [0], [0])
+
+
 @pytest.mark.parametrize(
     ("source", "error"),
     [

@@ -218,6 +218,28 @@ _FUNCTION_LIST = [
         lists.strided_count,
     ),
     Function(
+        "window_output_sizes",
+        "window_output_sizes(sizes: list, windows: list, strides: list, dilations: list, "
+        "start: list, end: list) -> list",
+        "Per spatial dimension (sizes[i] + start[i] + end[i] - ((windows[i] - 1) * "
+        "dilations[i] + 1)) // strides[i] + 1: how many windows, dilated, fit in the padded "
+        "input at that (positive) stride (a forward convolution's or a pooling's output sizes; "
+        "DirectMLX.h computes them so).",
+        fixed(LIST, LIST, LIST, LIST, LIST, LIST, returns=LIST),
+        lists.window_output_sizes,
+    ),
+    Function(
+        "transposed_output_sizes",
+        "transposed_output_sizes(sizes: list, windows: list, strides: list, dilations: list, "
+        "start: list, end: list, output_padding: list) -> list",
+        "Per spatial dimension (sizes[i] - 1) * strides[i] + (windows[i] - 1) * dilations[i] "
+        "+ 1 - start[i] - end[i] + output_padding[i]: the output sizes of a transposed "
+        "(BACKWARD) convolution, whose forward form would map them back to `sizes` "
+        "(DirectMLX.h computes them so).",
+        fixed(LIST, LIST, LIST, LIST, LIST, LIST, LIST, returns=LIST),
+        lists.transposed_output_sizes,
+    ),
+    Function(
         "sum",
         "sum(xs: list) -> int",
         "Sum of the items.",

@@ -87,3 +87,50 @@ def strided_count(facts: Facts, sizes: list[int], strides: list[int]) -> list[in
     if any(stride == 0 for stride in strides):
         raise ValueError("a stride of 0")
     return [1 + (size - 1) // abs(stride) for size, stride in paired(sizes, strides)]
+
+
+def _aligned(*columns: list[int]) -> zip[tuple[int, ...]]:
+    lengths = sorted({len(c) for c in columns})
+    if len(lengths) > 1:
+        raise ValueError("lists of " + " and ".join(str(n) for n in lengths) + " items")
+    return zip(*columns, strict=True)
+
+
+def window_output_sizes(
+    facts: Facts,
+    sizes: list[int],
+    windows: list[int],
+    strides: list[int],
+    dilations: list[int],
+    start: list[int],
+    end: list[int],
+) -> list[int]:
+    """How many windows fit along each spatial dimension (DirectMLX's forward output sizes)."""
+    if any(stride <= 0 for stride in strides):
+        raise ValueError(f"a stride that is not positive in {strides}")
+    return [
+        (size + before + after - ((window - 1) * dilation + 1)) // stride + 1
+        for size, window, stride, dilation, before, after in _aligned(
+            sizes, windows, strides, dilations, start, end
+        )
+    ]
+
+
+def transposed_output_sizes(
+    facts: Facts,
+    sizes: list[int],
+    windows: list[int],
+    strides: list[int],
+    dilations: list[int],
+    start: list[int],
+    end: list[int],
+    output_padding: list[int],
+) -> list[int]:
+    """The output sizes of a transposed (BACKWARD) window operation: each input element spreads
+    a window at `stride` apart (DirectMLX's backward output sizes)."""
+    return [
+        (size - 1) * stride + (window - 1) * dilation + 1 - before - after + extra
+        for size, window, stride, dilation, before, after, extra in _aligned(
+            sizes, windows, strides, dilations, start, end, output_padding
+        )
+    ]
