@@ -121,6 +121,9 @@ def command_conformance(args: argparse.Namespace) -> int:
         "no:benchmark",
         "--rootdir",
         str(suites),
+        # a checkout's pyproject.toml holds the project's own test options (-m, -n): not the run's
+        "-o",
+        "addopts=",
         f"--dml-backend={args.backend}",
         f"--hypothesis-profile={args.profile}",
         f"--dml-report={report_dir}",

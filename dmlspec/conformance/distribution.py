@@ -138,6 +138,9 @@ def print_case_list(
             "no:benchmark",
             "--rootdir",
             str(suites),
+            # a checkout's pyproject.toml holds the project's own test options (-m, -n): not the run's
+            "-o",
+            "addopts=",
             *(["--dml-ops=" + ",".join(operators)] if operators else []),
             *selection.pytest_options(Path(folder)),
         ]
