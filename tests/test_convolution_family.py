@@ -223,7 +223,9 @@ def test_the_convolution_suite_passes(backend: str, tmp_path: Path) -> None:
     assert "support cells hit 36/36" in run.stdout
 
 
-@pytest.mark.parametrize("backend", ["FlippedCrossCorrelation", "SwappedPadding"])
+@pytest.mark.parametrize(
+    "backend", ["FlippedCrossCorrelation", "SwappedPadding", "HalfPrecisionConvolution"]
+)
 def test_broken_convolutions_are_caught(backend: str, tmp_path: Path) -> None:
     run = conformance(
         f"tests.convolution_backends:{backend}", tmp_path, "--ops", "CONVOLUTION", "--workers", "0"
