@@ -212,11 +212,14 @@ def derive_members(
         found = derivations(rules, definitions)
     else:
         found = spec_derivations(spec)
-    available = {d.target: d for d in found}
+    env = bind_desc(common, spec, fields)
+    available: dict[str, Derivation] = {}
+    for d in found:
+        if d.target not in available and _applies(d, env):
+            available[d.target] = d
     missing = [t for t in wanted if t not in available]
     if missing:
         raise ValueError(f"no constraint of {spec.name} defines {missing}")
-    env = bind_desc(common, spec, fields)
     given = {
         f"{name}.{member}" if isinstance(value, TensorValue) else name
         for name, value in env.values.items()
@@ -234,6 +237,16 @@ def derive_members(
             env.values[owner] = value
         derived[derivation.target] = value
     return {target: derived[target] for target in wanted}
+
+
+def _applies(derivation: Derivation, env: Environment) -> bool:
+    """Whether a derivation's guard (`Direction == "FORWARD"`) holds for the given values."""
+    if derivation.guard is None:
+        return True
+    try:
+        return bool(evaluate(derivation.guard, env, derivation.constraint_id))
+    except (Absent, ExpressionError):
+        return False
 
 
 def _closure(

@@ -50,3 +50,58 @@ class HalfAccumulatingGemm(NumpyBackend):
             result = fused_activation("GEMM", desc.get("FusedActivation"), result)
             outputs["OutputTensor"] = result.astype(np.float32)
         return outputs
+
+
+def _convolution(operator: Mapping[str, Any]) -> bool:
+    return str(operator["type"]).removeprefix("DML_OPERATOR_") == "CONVOLUTION"
+
+
+class FlippedCrossCorrelation(NumpyBackend):
+    """CONVOLUTION that flips the filter for CROSS_CORRELATION as well (the Mode read the wrong
+    way round), otherwise the reference."""
+
+    name = "flipped-cross-correlation"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        if not _convolution(operator):
+            return reference.run(operator, inputs)
+        desc = dict(operator["desc"])
+        mode = str(desc["Mode"]).removeprefix("DML_CONVOLUTION_MODE_")
+        desc["Mode"] = "CONVOLUTION" if mode == "CROSS_CORRELATION" else "CROSS_CORRELATION"
+        return reference.run({**operator, "desc": desc}, inputs)
+
+
+class SwappedPadding(NumpyBackend):
+    """CONVOLUTION that pads each spatial dimension on the wrong side (StartPadding at the end,
+    EndPadding at the start), otherwise the reference."""
+
+    name = "swapped-padding"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        if not _convolution(operator):
+            return reference.run(operator, inputs)
+        desc = dict(operator["desc"])
+        desc["StartPadding"], desc["EndPadding"] = desc["EndPadding"], desc["StartPadding"]
+        return reference.run({**operator, "desc": desc}, inputs)
+
+
+class HalfPrecisionConvolution(NumpyBackend):
+    """CONVOLUTION computing FLOAT32 in FLOAT16 (inputs and result rounded to it, as a device
+    allowed half precision would), otherwise the reference."""
+
+    name = "half-precision-convolution"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        outputs = reference.run(operator, inputs)
+        desc = operator["desc"]
+        if not _convolution(operator) or any(
+            isinstance(v, Mapping) and is_strided(v) for v in desc.values()
+        ):
+            return outputs
+        if not str(desc["OutputTensor"]["DataType"]).endswith("FLOAT32"):
+            return outputs
+        with np.errstate(all="ignore"):
+            halved = {k: np.asarray(v).astype(np.float16) for k, v in inputs.items()}
+            result = reference.run(operator, {k: v.astype(np.float32) for k, v in halved.items()})
+            outputs["OutputTensor"] = result["OutputTensor"].astype(np.float16).astype(np.float32)
+        return outputs

@@ -36,6 +36,17 @@ UNBREAKABLE_ALONE = {
     "LOCAL_RESPONSE_NORMALIZATION_GRAD.C4": "as LOCAL_RESPONSE_NORMALIZATION.C4",
     "MEAN_VARIANCE_NORMALIZATION2.C5": "a rule of levels below 5_2 on an operator introduced at "
     "6_3: it holds wherever the operator exists (the page states it; the spec notes why)",
+    "CONVOLUTION.C8": "the built base descs have GroupCount 1 and channels of 1: one change to "
+    "GroupCount breaks C7 (FORWARD's input channels) as well; tests/test_convolution_family.py "
+    "breaks it alone from a grouped desc",
+    "CONVOLUTION.C9": "a BACKWARD rule, and the built base descs are FORWARD (a Direction of "
+    "BACKWARD is one change, a filter size a second); tests/test_convolution_family.py breaks "
+    "it alone from a BACKWARD desc",
+    "CONVOLUTION.C10": "as CONVOLUTION.C9",
+    "CONVOLUTION.C11": "the base descs' windows of 1 fit any padded input; a window that does "
+    "not fit takes a filter size the single changes do not try; tests/test_convolution_family.py "
+    "breaks it alone",
+    "CONVOLUTION.C14": "as CONVOLUTION.C9",
     "NONZERO_COORDINATES.C2": "every support row allows only UINT32 for OutputCountTensor, so "
     "another type breaks SUPPORT.data_type as well",
     "SLICE.C4": "the rank allowed below 3_0 (4 or 5) is what the support rows allow too, so a "

@@ -5,7 +5,9 @@ accumulates FLOAT32 in FLOAT16 is caught; DxDispatch's GEMM models run through d
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from dmlspec import ops, reference
 from dmlspec.backends import load_backend
 from dmlspec.interop.dispatch import run_model
+from dmlspec.validation import validate_operator
 
 from .conftest import REPO_ROOT
 from .test_conformance import conformance
@@ -87,3 +90,175 @@ def test_dxdispatch_gemm_models_run(model: str, capsys: pytest.CaptureFixture[st
     expected = np.outer([1, 2, 3], [4, 5, 6]) + 2
     for value in expected.reshape(-1):
         assert f"{float(value):g}" in printed or str(int(value)) in printed
+
+
+def _convolution(direction: str, mode: str, sizes: dict[str, list[int]], **fields: Any) -> Any:
+    desc: dict[str, Any] = {
+        name: {"DataType": "FLOAT32", "Sizes": value} for name, value in sizes.items()
+    }
+    desc.update(
+        Mode=f"DML_CONVOLUTION_MODE_{mode}",
+        Direction=f"DML_CONVOLUTION_DIRECTION_{direction}",
+        DimensionCount=1,
+        Strides=[1],
+        Dilations=[1],
+        StartPadding=[0],
+        EndPadding=[0],
+        OutputPadding=[0],
+        GroupCount=1,
+    )
+    desc.update(fields)
+    return {"type": "DML_OPERATOR_CONVOLUTION", "desc": desc}
+
+
+@pytest.mark.parametrize(
+    ("direction", "mode", "x", "output", "fields", "expected"),
+    [
+        # x = [1, 2, 3], filter [3, 4]: windows [1, 2] and [2, 3]
+        ("FORWARD", "CROSS_CORRELATION", [1, 2, 3], 2, {}, [1 * 3 + 2 * 4, 2 * 3 + 3 * 4]),
+        ("FORWARD", "CONVOLUTION", [1, 2, 3], 2, {}, [1 * 4 + 2 * 3, 2 * 4 + 3 * 3]),
+        # OutputPadding: a zero after the windows
+        ("FORWARD", "CROSS_CORRELATION", [1, 2, 3], 3, {"OutputPadding": [1]}, [11, 18, 0]),
+        # x = [1, 2]: each element spreads the filter [3, 4] (flipped for CONVOLUTION)
+        ("BACKWARD", "CROSS_CORRELATION", [1, 2], 3, {}, [3, 4 + 6, 8]),
+        ("BACKWARD", "CONVOLUTION", [1, 2], 3, {}, [4, 3 + 8, 6]),
+        ("BACKWARD", "CROSS_CORRELATION", [1, 2], 4, {"Strides": [2]}, [3, 4, 6, 8]),
+        # StartPadding crops the transposed result's first element; OutputPadding extends it
+        (
+            "BACKWARD",
+            "CROSS_CORRELATION",
+            [1, 2],
+            4,
+            {"Strides": [2], "StartPadding": [1], "OutputPadding": [1]},
+            [4, 6, 8, 0],
+        ),
+    ],
+)
+def test_convolution_follows_the_pages_definitions(
+    direction: str, mode: str, x: list[int], output: int, fields: Any, expected: list[int]
+) -> None:
+    sizes = {
+        "InputTensor": [1, 1, len(x)],
+        "FilterTensor": [1, 1, 2],
+        "OutputTensor": [1, 1, output],
+    }
+    operator = _convolution(direction, mode, sizes, **fields)
+    inputs = {
+        "InputTensor": np.array(x, np.float32).reshape(1, 1, -1),
+        "FilterTensor": np.array([3, 4], np.float32).reshape(1, 1, 2),
+    }
+    want = np.array(expected, np.float32).reshape(1, 1, -1)
+    np.testing.assert_array_equal(reference.run(operator, inputs)["OutputTensor"], want)
+    np.testing.assert_array_equal(ops.run(operator, inputs)["OutputTensor"], want)
+
+
+def test_grouped_convolution_and_bias_by_hand() -> None:
+    # Two groups of one channel each, BACKWARD filter {InputChannels, Output/Group, 1}
+    sizes = {
+        "InputTensor": [1, 2, 2],
+        "FilterTensor": [2, 1, 1],
+        "BiasTensor": [1, 2, 1],
+        "OutputTensor": [1, 2, 2],
+    }
+    inputs = {
+        "InputTensor": np.array([[[1, 2], [3, 4]]], np.float32),
+        "FilterTensor": np.array([[[10]], [[100]]], np.float32),
+        "BiasTensor": np.array([[[0.5], [-1]]], np.float32),
+    }
+    expected = np.array([[[10.5, 20.5], [299, 399]]], np.float32)
+    for direction in ("FORWARD", "BACKWARD"):
+        operator = _convolution(direction, "CROSS_CORRELATION", sizes, GroupCount=2)
+        np.testing.assert_array_equal(reference.run(operator, inputs)["OutputTensor"], expected)
+        np.testing.assert_array_equal(ops.run(operator, inputs)["OutputTensor"], expected)
+
+
+def _dxdispatch_desc(model: str) -> Any:
+    document = json.loads((DXDISPATCH / model).read_text())
+    (dispatchable,) = document["dispatchables"].values()
+    return {"type": dispatchable["type"], "desc": dispatchable["desc"]}
+
+
+@pytest.mark.skipif(not DXDISPATCH.is_dir(), reason="needs ../shared/reference/dxdispatch")
+@pytest.mark.parametrize("model", ["dml_convolution_2d.json", "dml_convolution_3d.json"])
+def test_dxdispatch_convolutions_validate_and_a_longer_output_does_not(model: str) -> None:
+    operator = _dxdispatch_desc(model)
+    assert validate_operator(operator).valid
+    operator["desc"]["OutputTensor"]["Sizes"][-1] += 1
+    result = validate_operator(operator)
+    assert not result.valid
+    assert result.fired() == ("CONVOLUTION.C12",)
+    (violation,) = result.violations
+    assert violation.path == "/desc/OutputTensor/Sizes"
+    assert "window_output_sizes" in violation.message
+
+
+@pytest.mark.skipif(not DXDISPATCH.is_dir(), reason="needs ../shared/reference/dxdispatch")
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        # input 1..9 (3x3), filter 0.5 (2x2): half of each 2x2 window's sum
+        ("dml_convolution_2d.json", [6, 8, 12, 14]),
+        # input all 1 (3x3x3), filter 0.5 (2x2x2): 8 * 0.5 in every window
+        ("dml_convolution_3d.json", [4] * 8),
+    ],
+)
+def test_dxdispatch_convolution_models_run(
+    model: str, expected: list[int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_model(DXDISPATCH / model, load_backend("jax"), False)
+    printed = capsys.readouterr().out
+    numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", printed)]
+    assert numbers[-len(expected) :] == expected, printed
+
+
+@pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
+def test_the_convolution_suite_passes(backend: str, tmp_path: Path) -> None:
+    if backend == "onnxruntime":
+        pytest.importorskip("onnxruntime")
+    run = conformance(backend, tmp_path, "--ops", "CONVOLUTION", "--workers", "0")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    outcomes = [test["outcome"] for test in results["tests"]]
+    assert "failed" not in outcomes and outcomes.count("passed") >= 20
+    assert "support cells hit 36/36" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "backend", ["FlippedCrossCorrelation", "SwappedPadding", "HalfPrecisionConvolution"]
+)
+def test_broken_convolutions_are_caught(backend: str, tmp_path: Path) -> None:
+    run = conformance(
+        f"tests.convolution_backends:{backend}", tmp_path, "--ops", "CONVOLUTION", "--workers", "0"
+    )
+    assert run.returncode == 1, run.stdout[-3000:]
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "elements beyond KS * max(bound * u, tiny) of the FLOAT64 reference" in junit
+
+
+@pytest.mark.parametrize(
+    ("rule", "direction", "change"),
+    [
+        ("CONVOLUTION.C8", "FORWARD", {"FilterTensor": [3, 1, 2], "OutputTensor": [1, 3, 3]}),
+        ("CONVOLUTION.C9", "BACKWARD", {"FilterTensor": [4, 2, 2]}),
+        ("CONVOLUTION.C10", "BACKWARD", {"GroupCount": 3, "OutputTensor": [1, 6, 5]}),
+        ("CONVOLUTION.C11", "FORWARD", {"FilterTensor": [2, 1, 5], "OutputTensor": [1, 2, 1]}),
+        ("CONVOLUTION.C14", "BACKWARD", {"OutputTensor": [1, 4, 6]}),
+    ],
+)
+def test_channel_and_window_rules_fire_alone(rule: str, direction: str, change: Any) -> None:
+    # Valid: FORWARD {1, 2, 4} * {2, 1, 2} in 2 groups -> {1, 2, 3}; BACKWARD {1, 2, 4} *
+    # {2, 2, 2} in 2 groups -> {1, 4, 5}.
+    sizes = {
+        "InputTensor": [1, 2, 4],
+        "FilterTensor": [2, 1, 2] if direction == "FORWARD" else [2, 2, 2],
+        "OutputTensor": [1, 2, 3] if direction == "FORWARD" else [1, 4, 5],
+    }
+    valid = _convolution(direction, "CROSS_CORRELATION", sizes, GroupCount=2)
+    assert validate_operator(valid).valid
+    desc = json.loads(json.dumps(valid["desc"]))
+    for name, value in change.items():
+        if name.endswith("Tensor"):
+            desc[name]["Sizes"] = value
+        else:
+            desc[name] = value
+    assert validate_operator({**valid, "desc": desc}).fired() == (rule,)

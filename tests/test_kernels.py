@@ -449,7 +449,7 @@ def test_backends_follow_the_contract() -> None:
     with pytest.raises(ValueError, match="unknown backend 'nope'"):
         load_backend("nope")
     with pytest.raises(Unsupported):
-        ops.run({"type": "DML_OPERATOR_CONVOLUTION", "desc": {}}, {})
+        ops.run({"type": "DML_OPERATOR_LSTM", "desc": {}}, {})
 
 
 # -- property tests: JAX against the reference --------------------------------------------

@@ -16,6 +16,8 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+from ..binding import derive_members
+from ..expr import ExpressionError
 from ..model import Catalog, OperatorSpec, SupportRow
 from ..validation import validate_operator
 from .descs import rows_at
@@ -148,7 +150,27 @@ def _desc(
             )
         elif field.kind in _SCALAR_CANDIDATES and not field.optional:
             desc[field.name] = _SCALAR_CANDIDATES[field.kind][0]
+    return _derived_counts(catalog, spec, desc)
+
+
+def _derived_counts(catalog: Catalog, spec: OperatorSpec, desc: Desc) -> Desc:
+    """Count fields the spec's equalities define from the tensors (CONVOLUTION's
+    DimensionCount: the rank less 2), their arrays resized along."""
+    for field in spec.fields:
+        counted = [f for f in spec.fields if f.count_field == field.name and f.kind in _ITEMS]
+        if not counted or field.name not in desc:
+            continue
+        try:
+            others = {k: v for k, v in desc.items() if k != field.name}
+            value = derive_members(catalog.common, spec, others, [field.name])[field.name]
+        except (ValueError, ExpressionError, LookupError, TypeError):
+            continue
+        if isinstance(value, int) and value >= 0 and value != desc[field.name]:
+            desc = resized(spec, desc, field.name, value)
     return desc
+
+
+_ITEMS = ("uint_array", "int_array", "float_array")
 
 
 def _enum_for_row(row: SupportRow, name: str, members: tuple[str, ...]) -> str:

@@ -22,7 +22,7 @@ from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import target_of
 from ..model import Catalog, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
-from .solved import ones_where_required, partition_along_axis, windows_inside
+from .solved import ones_where_required, partition_along_axis, values_as_required, windows_inside
 
 __all__ = [
     "ATTEMPTS",
@@ -273,6 +273,7 @@ def draw_desc(
                 desc[field.name] = rng.choice(when_choices(row)[field.name])
             else:
                 _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng, level)
+        values_as_required(catalog, spec, desc, rng)  # before `free` copies the scalars
         wanted = [
             f"{t.name}.Sizes"
             for t in spec.tensor_fields

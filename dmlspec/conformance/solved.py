@@ -15,9 +15,10 @@ from typing import Any
 from ..binding import bind_desc
 from ..expr import Absent, ExpressionError, nodes
 from ..expr.evaluate import evaluate
+from ..expr.solve import guard_of
 from ..model import Catalog, OperatorSpec
 
-__all__ = ["ones_where_required", "partition_along_axis", "windows_inside"]
+__all__ = ["ones_where_required", "partition_along_axis", "values_as_required", "windows_inside"]
 
 
 def ones_where_required(spec: OperatorSpec, desc: dict[str, Any]) -> None:
@@ -130,3 +131,149 @@ def windows_inside(
 
 def _same_lengths(*values: Any) -> bool:
     return all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1
+
+
+def values_as_required(
+    catalog: Catalog, spec: OperatorSpec, desc: dict[str, Any], rng: random.Random
+) -> None:
+    """Drawn values set so that rules tying them hold (CONVOLUTION's channels, groups and
+    windows), each rule under its guard (`Direction != "FORWARD" or ...` where Direction is
+    FORWARD). In passes, so a later one keeps what an earlier one set: scalars and array items
+    at their least (`GroupCount >= 1`, `all_at_least(Strides, 1)`), sizes rounded up to a
+    multiple (`FilterTensor.Sizes[0] % GroupCount == 0`), sizes one item of a rule defines
+    (`InputTensor.Sizes[1] == FilterTensor.Sizes[1] * GroupCount`), then windows that must fit
+    (`all_at_least(window_output_sizes(...), 1)`: the window shrunk;
+    `all_at_least(transposed_output_sizes(...), 1)`: the paddings cut)."""
+    for solve in (_at_least, _multiple, _item_equal, _window_fits):
+        for constraint in spec.constraints:
+            if constraint.constraint_class != "error":
+                continue
+            guard, rule = guard_of(constraint.expr.tree)
+            env = bind_desc(catalog.common, spec, {k: v for k, v in desc.items()})
+            try:
+                if guard is not None and not evaluate(guard, env, constraint.id):
+                    continue
+            except (Absent, ExpressionError, ArithmeticError, TypeError, ValueError):
+                continue
+            terms = rule.values if isinstance(rule, nodes.BoolOp) and rule.op == "and" else (rule,)
+            for term in terms:
+                env = bind_desc(catalog.common, spec, {k: v for k, v in desc.items()})
+                try:
+                    solve(term, desc, env, constraint.id, rng)
+                except (Absent, ExpressionError, ArithmeticError, TypeError, ValueError):
+                    continue
+
+
+def _slot(node: nodes.Node, desc: dict[str, Any]) -> tuple[Any, Any] | None:
+    """Where a drawn value a node names is held: (desc, field) for an int field, (sizes, i)
+    for an item of a drawn tensor's Sizes."""
+    match node:
+        case nodes.Name(id=name) if isinstance(desc.get(name), int):
+            return desc, name
+        case nodes.Index(
+            obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+            index=nodes.Literal(value=int() as index),
+        ):
+            sizes = desc.get(name, {}).get("Sizes") if isinstance(desc.get(name), dict) else None
+            if isinstance(sizes, list) and -len(sizes) <= index < len(sizes):
+                return sizes, index
+    return None
+
+
+def _items(node: nodes.Node, desc: dict[str, Any]) -> tuple[list[int], int] | None:
+    """A drawn list a node names, and where the named part starts: an array field, a tensor's
+    Sizes, or a tail of them (`FilterTensor.Sizes[2:]`)."""
+    match node:
+        case nodes.Name(id=name) if isinstance(desc.get(name), list):
+            return desc[name], 0
+        case nodes.Member(obj=nodes.Name(id=name), member="Sizes"):
+            sizes = desc.get(name, {}).get("Sizes") if isinstance(desc.get(name), dict) else None
+            return (sizes, 0) if isinstance(sizes, list) else None
+        case nodes.Slice(obj=obj, lower=nodes.Literal(value=int() as start), upper=None):
+            found = _items(obj, desc)
+            return None if found is None else (found[0], found[1] + start)
+    return None
+
+
+def _at_least(
+    term: nodes.Node, desc: dict[str, Any], env: Any, rule: str, rng: random.Random
+) -> None:
+    match term:
+        case nodes.Compare(first=first, ops=(">=",), rest=(nodes.Literal(value=int() as least),)):
+            slot = _slot(first, desc)
+            if slot is not None and slot[0][slot[1]] < least:
+                slot[0][slot[1]] = rng.randint(least, least + 2)
+        case nodes.Call(func="all_at_least", args=(items, nodes.Literal(value=int() as least))):
+            found = _items(items, desc)
+            if found is not None:
+                values, start = found
+                for i in range(start, len(values)):
+                    if isinstance(values[i], int) and values[i] < least:
+                        values[i] = rng.randint(least, least + 1)
+
+
+def _multiple(
+    term: nodes.Node, desc: dict[str, Any], env: Any, rule: str, rng: random.Random
+) -> None:
+    match term:
+        case nodes.Compare(
+            first=nodes.Binary(op="%", left=left, right=right),
+            ops=("==",),
+            rest=(nodes.Literal(value=0),),
+        ):
+            slot = _slot(left, desc)
+            factor = evaluate(right, env, rule)
+            if slot is not None and isinstance(factor, int) and factor > 0:
+                value = slot[0][slot[1]]
+                slot[0][slot[1]] = max(1, -(-value // factor)) * factor
+
+
+def _item_equal(
+    term: nodes.Node, desc: dict[str, Any], env: Any, rule: str, rng: random.Random
+) -> None:
+    match term:
+        case nodes.Compare(first=first, ops=("==",), rest=(second,)) if isinstance(
+            first, nodes.Index
+        ):
+            slot = _slot(first, desc)
+            value = evaluate(second, env, rule)
+            if slot is not None and isinstance(value, int) and value >= 1:
+                slot[0][slot[1]] = value
+
+
+def _window_fits(
+    term: nodes.Node, desc: dict[str, Any], env: Any, rule: str, rng: random.Random
+) -> None:
+    match term:
+        case nodes.Call(
+            func="all_at_least",
+            args=(nodes.Call(func="window_output_sizes" | "transposed_output_sizes") as sizes, _),
+        ):
+            pass
+        case _:
+            return
+    found = [_items(arg, desc) for arg in sizes.args]
+    if any(f is None for f in found):
+        return
+    lists = [f[0][f[1] :] for f in found if f is not None]
+    if len({len(items) for items in lists}) != 1:
+        return
+    inputs, windows, strides, dilations, start, end = lists[:6]
+    for i in range(len(inputs)):
+        if sizes.func == "window_output_sizes":  # the dilated window fits in the padded input
+            padded = inputs[i] + start[i] + end[i]
+            fitting = max(1, (padded - 1) // max(1, dilations[i]) + 1)
+            window = found[1]
+            if window is not None and windows[i] > fitting:
+                window[0][window[1] + i] = fitting
+        else:  # the paddings leave at least one element of the transposed result
+            full = (inputs[i] - 1) * strides[i] + (windows[i] - 1) * dilations[i] + 1 + lists[6][i]
+            (before, first), (after, last) = found[4], found[5]  # type: ignore[misc]
+            while (
+                before[first + i] + after[last + i] >= full
+                and before[first + i] + after[last + i] > 0
+            ):
+                if after[last + i] > 0:
+                    after[last + i] -= 1
+                else:
+                    before[first + i] -= 1

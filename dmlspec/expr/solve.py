@@ -5,6 +5,11 @@ a field (`Axis`) or a tensor member (`UpdatesTensor.Sizes`) that the right-hand 
 mention, defines Target: a test-data strategy draws the free values, then evaluates each
 derivation in dependency order. Validators and strategies use the same parsed expressions,
 so a size rule is written once, in the spec.
+
+A rule that holds only for one member of an enum field, `Direction != "FORWARD" or Target ==
+expression` with Target a tensor member, defines Target under that guard (`Direction ==
+"FORWARD"`): a target may have one such derivation per guard, and the one whose guard holds
+for the drawn values is used (binding.derive_members).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 
 from . import nodes
 
-__all__ = ["Derivation", "derivations", "order_derivations", "target_of"]
+__all__ = ["Derivation", "derivations", "guard_of", "order_derivations", "target_of"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,8 @@ class Derivation:
     target: str  # "UpdatesTensor.Sizes" or "Axis"
     expr: nodes.Node
     constraint_id: str
+    # `Field == "MEMBER"`: the derivation holds only where it does (None: always).
+    guard: nodes.Node | None = None
 
 
 def target_of(node: nodes.Node) -> str | None:
@@ -71,14 +78,38 @@ def _references(node: nodes.Node, definitions: Mapping[str, nodes.Node]) -> set[
 def derivations(
     constraints: Iterable[tuple[str, nodes.Node]], definitions: Mapping[str, nodes.Node]
 ) -> tuple[Derivation, ...]:
-    """Each equality constraint read as a definition of its left side (first one wins)."""
-    found: dict[str, Derivation] = {}
+    """Each equality constraint read as a definition of its left side (first one wins; a
+    guarded one per guard, before an unguarded one)."""
+    found: dict[str, list[Derivation]] = {}
     for constraint_id, expr in constraints:
-        for target, source in _equalities(expr):
-            if target in found or target in references(source, definitions):
+        guard, rule = guard_of(expr)
+        for target, source in _equalities(rule):
+            if target in references(source, definitions):
                 continue
-            found[target] = Derivation(target, source, constraint_id)
-    return tuple(found.values())
+            if guard is not None and "." not in target:
+                continue  # guarded size rules only: a count (RNN's) stays drawn
+            known = found.setdefault(target, [])
+            if any(d.guard is None or d.guard == guard for d in known):
+                continue
+            known.append(Derivation(target, source, constraint_id, guard))
+    return tuple(d for ds in found.values() for d in ds)
+
+
+def guard_of(expr: nodes.Node) -> tuple[nodes.Node | None, nodes.Node]:
+    """`Field != "MEMBER" or rule` as (the guard `Field == "MEMBER"`, rule); any other
+    expression as (None, itself)."""
+    match expr:
+        case nodes.BoolOp(
+            op="or",
+            values=(
+                nodes.Compare(
+                    first=nodes.Name() as field, ops=("!=",), rest=(nodes.Literal(),)
+                ) as negated,
+                rule,
+            ),
+        ):
+            return nodes.Compare(negated.col, field, ("==",), negated.rest), rule
+    return None, expr
 
 
 def _equalities(expr: nodes.Node) -> list[tuple[str, nodes.Node]]:

@@ -54,7 +54,98 @@ def _gemm_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.ndarray,
     return {"OutputTensor": (value, bound, largest)}
 
 
-EXACT: dict[str, Exact] = {"GEMM": _gemm_exact}
+def _windowed(f: Fields, x: Inputs, magnitude: bool) -> np.ndarray:
+    """CONVOLUTION without its bias, in FLOAT64 (on absolute values where `magnitude`), one
+    filter element (window offset) at a time.
+
+    FORWARD: output[n, o, p] = sum over the group's input channels c and window offsets j of
+    input[n, c, p * Strides + j * Dilations - StartPadding] * filter[o, c, j], the input zero
+    outside its sizes; filter {OutputChannelCount, InputChannelCount / GroupCount, window...}.
+    BACKWARD (transposed): each input element spreads its window into the output,
+    output[n, o, i * Strides + j * Dilations - StartPadding] += input[n, c, i] * filter[c, o, j];
+    filter {InputChannelCount, OutputChannelCount / GroupCount, window...}. Mode: the page's
+    table gives the filter's orientation as a gathering window sees it, flipped ("transposed
+    along x,y axes") for CONVOLUTION with FORWARD and for CROSS_CORRELATION with BACKWARD; the
+    scatter form above sees the BACKWARD filter flipped once more, so in both forms here the
+    filter is flipped along every spatial dimension exactly for Mode CONVOLUTION.
+    OutputPadding: FORWARD, zeros after the windows that fit; BACKWARD, the output's end
+    extends into the transposed result (cells it does not reach stay 0), as ONNX's
+    ConvTranspose output_padding.
+    """
+    spatial = f.integer("DimensionCount")
+    strides = f.integers("Strides", spatial)
+    dilations = f.integers("Dilations", spatial)
+    start = f.integers("StartPadding", spatial)
+    groups = f.integer("GroupCount")
+    data = np.asarray(x["InputTensor"], dtype=np.float64)
+    weights = np.asarray(x["FilterTensor"], dtype=np.float64)
+    if magnitude:
+        data, weights = np.abs(data), np.abs(weights)
+    backward = f.enum("Direction") == "BACKWARD"
+    if f.enum("Mode") == "CONVOLUTION":
+        weights = weights[(slice(None), slice(None), *[slice(None, None, -1)] * spatial)]
+    out_sizes = f.sizes("OutputTensor")
+    batch, outputs = out_sizes[0], out_sizes[1]
+    # FORWARD: the windows that fit; OutputPadding's cells after them stay 0
+    counts = [
+        n - p for n, p in zip(out_sizes[2:], f.integers("OutputPadding", spatial), strict=True)
+    ]
+    inputs = data.shape[1]
+    result = np.zeros(out_sizes, np.float64)
+    for offset in np.ndindex(*weights.shape[2:]):
+        tap = weights[(slice(None), slice(None), *offset)]  # {O, C/G} or {C, O/G}
+        if not backward:
+            picked = data  # input[p * stride + j * dilation - start] for each output p, or 0
+            for d in range(spatial):
+                positions = np.arange(counts[d]) * strides[d] + offset[d] * dilations[d] - start[d]
+                inside = (positions >= 0) & (positions < data.shape[2 + d])
+                taken = np.take(picked, np.clip(positions, 0, data.shape[2 + d] - 1), axis=2 + d)
+                shape = [1] * taken.ndim
+                shape[2 + d] = -1
+                picked = np.where(inside.reshape(shape), taken, 0.0)  # the padding's zeros
+            grouped = picked.reshape(batch, groups, inputs // groups, *counts)
+            taps = tap.reshape(groups, outputs // groups, inputs // groups)
+            summed = np.einsum("ngc...,goc->ngo...", grouped, taps).reshape(batch, outputs, *counts)
+            result[(slice(None), slice(None), *[slice(0, n) for n in counts])] += summed
+        else:
+            grouped = data.reshape(batch, groups, inputs // groups, *data.shape[2:])
+            taps = tap.reshape(groups, inputs // groups, outputs // groups)
+            spread = np.einsum("ngc...,gco->ngo...", grouped, taps).reshape(
+                batch, outputs, *data.shape[2:]
+            )
+            # input position i lands on i * stride + j * dilation - start, where inside
+            target: list[Any] = [slice(None), slice(None)]
+            source: list[Any] = [slice(None), slice(None)]
+            for d in range(spatial):
+                positions = (
+                    np.arange(data.shape[2 + d]) * strides[d] + offset[d] * dilations[d] - start[d]
+                )
+                inside = (positions >= 0) & (positions < out_sizes[2 + d])
+                source.append(np.flatnonzero(inside))
+                target.append(positions[inside])
+            if all(len(t) for t in target[2:]):
+                result[np.ix_(*[np.arange(n) for n in (batch, outputs)], *target[2:])] += spread[
+                    np.ix_(*[np.arange(n) for n in (batch, outputs)], *source[2:])
+                ]
+    return result
+
+
+def _convolution_exact(
+    f: Fields, x: Inputs
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    with np.errstate(all="ignore"):
+        value = _windowed(f, x, magnitude=False)
+        bound = _windowed(f, x, magnitude=True)
+        largest = bound.copy()
+        if "BiasTensor" in x:
+            bias = np.asarray(x["BiasTensor"], dtype=np.float64)  # {1, C, 1, ...}: broadcast
+            value = value + bias
+            bound = bound + np.abs(bias)
+            largest = np.maximum(largest, bound)
+    return {"OutputTensor": (value, bound, largest)}
+
+
+EXACT: dict[str, Exact] = {"GEMM": _gemm_exact, "CONVOLUTION": _convolution_exact}
 
 
 def _rounded(name: str) -> Operator:

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -46,6 +47,14 @@ FIELDS = (
     FieldInfo("GroupCount", "uint", optional=False),
     FieldInfo("FusedActivation", "operator_desc", optional=True, operator_set="FUSED_ACTIVATIONS"),
 )
+
+
+def _convolution_products(d: View) -> Any:
+    """ConvolutionProducts: The products summed into one output element at most: a group's input
+    channels (InputChannelCount / GroupCount) times the filter window's elements (BACKWARD: an
+    upper bound, a stride skips some); meaningful once the channel rules hold.
+    """
+    return d.InputTensor.Sizes[1] // d.GroupCount * fn.prod(d.FilterTensor.Sizes[2:])
 
 
 def _c1(d: View) -> bool:
@@ -78,7 +87,172 @@ def _c2(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c3(d: View) -> bool:
+    """CONVOLUTION.C3: DimensionCount must be InputTensor.DimensionCount - 2 (the spatial
+    dimensions: 1 for 3-D, 2 for 4-D, 3 for 5-D tensors).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c4(d: View) -> bool:
+    """CONVOLUTION.C4: GroupCount must be at least 1 (the channels are divided into GroupCount
+    groups).
+    """
+    return bool(d.GroupCount >= 1)
+
+
+def _c5(d: View) -> bool:
+    """CONVOLUTION.C5: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c6(d: View) -> bool:
+    """CONVOLUTION.C6: every item of Dilations must be at least 1."""
+    return bool(fn.all_at_least(d.Dilations, 1))
+
+
+def _c7(d: View) -> bool:
+    """CONVOLUTION.C7: with Direction FORWARD, InputTensor.Sizes[1] (InputChannelCount) must be
+    FilterTensor.Sizes[1] (FilterChannelCount) * GroupCount.
+    """
+    return bool(
+        d.Direction != "FORWARD" or d.InputTensor.Sizes[1] == d.FilterTensor.Sizes[1] * d.GroupCount
+    )
+
+
+def _c8(d: View) -> bool:
+    """CONVOLUTION.C8: with Direction FORWARD, FilterTensor.Sizes[0] (FilterBatchCount, the
+    OutputChannelCount) must be a multiple of GroupCount.
+    """
+    return bool(d.Direction != "FORWARD" or d.FilterTensor.Sizes[0] % d.GroupCount == 0)
+
+
+def _c9(d: View) -> bool:
+    """CONVOLUTION.C9: with Direction BACKWARD, FilterTensor.Sizes[0] (FilterBatchCount) must be
+    InputTensor.Sizes[1] (InputChannelCount).
+    """
+    return bool(d.Direction != "BACKWARD" or d.FilterTensor.Sizes[0] == d.InputTensor.Sizes[1])
+
+
+def _c10(d: View) -> bool:
+    """CONVOLUTION.C10: with Direction BACKWARD, InputTensor.Sizes[1] (InputChannelCount) must be a
+    multiple of GroupCount.
+    """
+    return bool(d.Direction != "BACKWARD" or d.InputTensor.Sizes[1] % d.GroupCount == 0)
+
+
+def _c11(d: View) -> bool:
+    """CONVOLUTION.C11: with Direction FORWARD, the filter window dilated by Dilations
+    ((FilterTensor.Sizes[i] - 1) * Dilations[i] + 1) must fit in each spatial dimension of
+    InputTensor padded by StartPadding and EndPadding.
+    """
+    return bool(
+        d.Direction != "FORWARD"
+        or fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.FilterTensor.Sizes[2:],
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c12(d: View) -> bool:
+    """CONVOLUTION.C12: with Direction FORWARD, OutputTensor.Sizes must be {BatchCount,
+    FilterTensor.Sizes[0], spatial...}, each spatial size the windows that fit in the padded
+    input (window_output_sizes) plus OutputPadding.
+    """
+    return bool(
+        d.Direction != "FORWARD"
+        or d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[0]]
+        + fn.add_each(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.FilterTensor.Sizes[2:],
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            d.OutputPadding,
+        )
+    )
+
+
+def _c13(d: View) -> bool:
+    """CONVOLUTION.C13: with Direction BACKWARD, StartPadding + EndPadding must leave each spatial
+    dimension of the transposed convolution's result ((InputSize - 1) * Stride + (FilterSize - 1)
+    * Dilation + 1 + OutputPadding) at least one element.
+    """
+    return bool(
+        d.Direction != "BACKWARD"
+        or fn.all_at_least(
+            fn.transposed_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.FilterTensor.Sizes[2:],
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+                d.OutputPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c14(d: View) -> bool:
+    """CONVOLUTION.C14: with Direction BACKWARD, OutputTensor.Sizes must be {BatchCount,
+    FilterTensor.Sizes[1] * GroupCount, spatial...}, each spatial size that of the transposed
+    convolution (transposed_output_sizes: (InputSize - 1) * Stride + (FilterSize - 1) * Dilation
+    + 1 - StartPadding - EndPadding + OutputPadding).
+    """
+    return bool(
+        d.Direction != "BACKWARD"
+        or d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[1] * d.GroupCount]
+        + fn.transposed_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.FilterTensor.Sizes[2:],
+            d.Strides,
+            d.Dilations,
+            d.StartPadding,
+            d.EndPadding,
+            d.OutputPadding,
+        )
+    )
+
+
+def _c15(d: View) -> bool:
+    """CONVOLUTION.C15: BiasTensor.Sizes must be {1, OutputChannelCount, 1, ...} (OutputChannelCount
+    = OutputTensor.Sizes[1]).
+    """
+    return bool(
+        not fn.present(lambda: d.BiasTensor)
+        or d.BiasTensor.Sizes
+        == [1, d.OutputTensor.Sizes[1]] + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+    )
+
+
+def _r1(d: View) -> bool:
+    """CONVOLUTION.R1: FilterTensor's values must be finite (neither NaN nor infinite) where padding
+    or a BACKWARD convolution's gaps meet the filter.
+    """
+    return bool(
+        (d.Direction == "FORWARD" and fn.max(d.StartPadding + d.EndPadding + [0]) == 0)
+        or fn.all(fn.finite(d.FilterTensor.Values))
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "ConvolutionProducts": _convolution_products,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -107,9 +281,303 @@ RULES: tuple[Rule, ...] = (
             ("BiasTensor.DimensionCount", lambda d: d.BiasTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "CONVOLUTION.C3",
+        _c3,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 1 for "
+            "3-D, 2 for 4-D, 3 for 5-D tensors)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C4",
+        _c4,
+        "GroupCount must be at least 1 (the channels are divided into GroupCount groups)",
+        "/GroupCount",
+        operands=(
+            ("GroupCount", lambda d: d.GroupCount),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C5",
+        _c5,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C6",
+        _c6,
+        "every item of Dilations must be at least 1",
+        "/Dilations",
+        operands=(
+            ("Dilations", lambda d: d.Dilations),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C7",
+        _c7,
+        (
+            "with Direction FORWARD, InputTensor.Sizes[1] (InputChannelCount) must be "
+            "FilterTensor.Sizes[1] (FilterChannelCount) * GroupCount"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("CONVOLUTION.C2", "CONVOLUTION.C4"),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+            (
+                "FilterTensor.Sizes[1] * GroupCount",
+                lambda d: d.FilterTensor.Sizes[1] * d.GroupCount,
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C8",
+        _c8,
+        (
+            "with Direction FORWARD, FilterTensor.Sizes[0] (FilterBatchCount, the "
+            "OutputChannelCount) must be a multiple of GroupCount"
+        ),
+        "/FilterTensor/Sizes",
+        depends_on=("CONVOLUTION.C2", "CONVOLUTION.C4"),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            (
+                "FilterTensor.Sizes[0] % GroupCount",
+                lambda d: d.FilterTensor.Sizes[0] % d.GroupCount,
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C9",
+        _c9,
+        (
+            "with Direction BACKWARD, FilterTensor.Sizes[0] (FilterBatchCount) must be "
+            "InputTensor.Sizes[1] (InputChannelCount)"
+        ),
+        "/FilterTensor/Sizes",
+        depends_on=("CONVOLUTION.C2",),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            ("FilterTensor.Sizes[0]", lambda d: d.FilterTensor.Sizes[0]),
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C10",
+        _c10,
+        (
+            "with Direction BACKWARD, InputTensor.Sizes[1] (InputChannelCount) must be a multiple "
+            "of GroupCount"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("CONVOLUTION.C2", "CONVOLUTION.C4"),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            ("InputTensor.Sizes[1] % GroupCount", lambda d: d.InputTensor.Sizes[1] % d.GroupCount),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C11",
+        _c11,
+        (
+            "with Direction FORWARD, the filter window dilated by Dilations ((FilterTensor.Sizes[i]"
+            " - 1) * Dilations[i] + 1) must fit in each spatial dimension of InputTensor padded by "
+            "StartPadding and EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("CONVOLUTION.C2", "CONVOLUTION.C3", "CONVOLUTION.C5", "CONVOLUTION.C6"),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], Strides, "
+                    "Dilations, StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.FilterTensor.Sizes[2:],
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C12",
+        _c12,
+        (
+            "with Direction FORWARD, OutputTensor.Sizes must be {BatchCount, FilterTensor.Sizes[0],"
+            " spatial...}, each spatial size the windows that fit in the padded input "
+            "(window_output_sizes) plus OutputPadding"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "CONVOLUTION.C2",
+            "CONVOLUTION.C3",
+            "CONVOLUTION.C5",
+            "CONVOLUTION.C6",
+            "CONVOLUTION.C11",
+        ),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], FilterTensor.Sizes[0]] + "
+                    "add_each(window_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], "
+                    "Strides, Dilations, StartPadding, EndPadding), OutputPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[0]]
+                    + fn.add_each(
+                        fn.window_output_sizes(
+                            d.InputTensor.Sizes[2:],
+                            d.FilterTensor.Sizes[2:],
+                            d.Strides,
+                            d.Dilations,
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                        d.OutputPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C13",
+        _c13,
+        (
+            "with Direction BACKWARD, StartPadding + EndPadding must leave each spatial dimension "
+            "of the transposed convolution's result ((InputSize - 1) * Stride + (FilterSize - 1) * "
+            "Dilation + 1 + OutputPadding) at least one element"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("CONVOLUTION.C2", "CONVOLUTION.C3", "CONVOLUTION.C5", "CONVOLUTION.C6"),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            (
+                (
+                    "transposed_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], "
+                    "Strides, Dilations, StartPadding, EndPadding, OutputPadding)"
+                ),
+                lambda d: (
+                    fn.transposed_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.FilterTensor.Sizes[2:],
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                        d.OutputPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C14",
+        _c14,
+        (
+            "with Direction BACKWARD, OutputTensor.Sizes must be {BatchCount, FilterTensor.Sizes[1]"
+            " * GroupCount, spatial...}, each spatial size that of the transposed convolution "
+            "(transposed_output_sizes: (InputSize - 1) * Stride + (FilterSize - 1) * Dilation + 1 -"
+            " StartPadding - EndPadding + OutputPadding)"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "CONVOLUTION.C2",
+            "CONVOLUTION.C3",
+            "CONVOLUTION.C4",
+            "CONVOLUTION.C5",
+            "CONVOLUTION.C6",
+            "CONVOLUTION.C13",
+        ),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], FilterTensor.Sizes[1] * GroupCount] + "
+                    "transposed_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], "
+                    "Strides, Dilations, StartPadding, EndPadding, OutputPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[1] * d.GroupCount]
+                    + fn.transposed_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.FilterTensor.Sizes[2:],
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                        d.OutputPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION.C15",
+        _c15,
+        (
+            "BiasTensor.Sizes must be {1, OutputChannelCount, 1, ...} (OutputChannelCount = "
+            "OutputTensor.Sizes[1])"
+        ),
+        "/BiasTensor",
+        depends_on=("CONVOLUTION.C2",),
+        operands=(
+            ("BiasTensor", lambda d: d.BiasTensor),
+            ("BiasTensor.Sizes", lambda d: d.BiasTensor.Sizes),
+            (
+                "[1, OutputTensor.Sizes[1]] + pad_left([], OutputTensor.DimensionCount - 2)",
+                lambda d: (
+                    [1, d.OutputTensor.Sizes[1]]
+                    + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+                ),
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "CONVOLUTION.R1",
+        _r1,
+        (
+            "FilterTensor's values must be finite (neither NaN nor infinite) where padding or a "
+            "BACKWARD convolution's gaps meet the filter"
+        ),
+        "/Direction",
+        depends_on=("CONVOLUTION.C2",),
+        operands=(
+            ("Direction", lambda d: d.Direction),
+            (
+                "max(StartPadding + EndPadding + [0])",
+                lambda d: fn.max(d.StartPadding + d.EndPadding + [0]),
+            ),
+            ("finite(FilterTensor.Values)", lambda d: fn.finite(d.FilterTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -172,7 +640,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a CONVOLUTION operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 CONVOLUTION error
+    the level, the tensor rules, the support table row in force and the 15 CONVOLUTION error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -181,7 +649,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (CONVOLUTION.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -168,7 +168,7 @@ RULES: tuple[Rule, ...] = (
         "PADDING.C5",
         _c5,
         "PaddingMode SYMMETRIC exists from DML_FEATURE_LEVEL_3_0",
-        "/PaddingMode",
+        "",
         operands=(
             ("PaddingMode", lambda d: d.PaddingMode),
             ("FeatureLevel", lambda d: d.FeatureLevel),
@@ -178,7 +178,7 @@ RULES: tuple[Rule, ...] = (
         "PADDING.C6",
         _c6,
         "PaddingMode WRAP exists from DML_FEATURE_LEVEL_6_4",
-        "/PaddingMode",
+        "",
         operands=(
             ("PaddingMode", lambda d: d.PaddingMode),
             ("FeatureLevel", lambda d: d.FeatureLevel),
@@ -194,7 +194,7 @@ REQUIRES: tuple[Rule, ...] = (
             "with PaddingMode REFLECTION, every padded dimension of InputTensor must have at least "
             "2 elements"
         ),
-        "/PaddingMode",
+        "/InputTensor/Sizes",
         depends_on=("PADDING.C3",),
         operands=(
             ("PaddingMode", lambda d: d.PaddingMode),

@@ -171,7 +171,7 @@ RULES: tuple[Rule, ...] = (
         "PADDING1.C6",
         _c6,
         "PaddingMode WRAP exists from DML_FEATURE_LEVEL_6_4",
-        "/PaddingMode",
+        "",
         operands=(
             ("PaddingMode", lambda d: d.PaddingMode),
             ("FeatureLevel", lambda d: d.FeatureLevel),
@@ -187,7 +187,7 @@ REQUIRES: tuple[Rule, ...] = (
             "with PaddingMode REFLECTION, every padded dimension of InputTensor must have at least "
             "2 elements"
         ),
-        "/PaddingMode",
+        "/InputTensor/Sizes",
         depends_on=("PADDING1.C4",),
         operands=(
             ("PaddingMode", lambda d: d.PaddingMode),

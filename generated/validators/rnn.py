@@ -126,7 +126,7 @@ RULES: tuple[Rule, ...] = (
         "RNN.C3",
         _c3,
         "ActivationDescCount must be 2 when Direction is BIDIRECTIONAL",
-        "/Direction",
+        "/ActivationDescCount",
         operands=(
             ("Direction", lambda d: d.Direction),
             ("ActivationDescCount", lambda d: d.ActivationDescCount),

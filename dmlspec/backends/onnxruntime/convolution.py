@@ -40,7 +40,60 @@ def _gemm(c: Call) -> dict[str, str]:
     return {"OutputTensor": fused_activation(g, result, c.desc.get("FusedActivation"))}
 
 
-OPERATORS: dict[str, Builder] = {"GEMM": _gemm}
+def _convolution(c: Call) -> dict[str, str]:
+    """CONVOLUTION as ONNX's Conv (FORWARD; OutputPadding's zeros by Pad) or ConvTranspose
+    (BACKWARD, whose filter layout and output_padding are DirectML's), in FLOAT32. ONNX
+    convolves as a cross-correlation (ConvTranspose as its gradient), so Mode CONVOLUTION gets
+    the filter flipped along its spatial dimensions first."""
+    g = c.g
+    out_sizes = c.sizes("OutputTensor")
+    g.shape = tuple(out_sizes)
+    spatial = len(out_sizes) - 2
+    wide = np.float32
+    weights = c.array("FilterTensor")
+    if c.enum("Mode", "DML_CONVOLUTION_MODE_") == "CONVOLUTION":
+        weights = np.ascontiguousarray(np.flip(weights, tuple(range(2, weights.ndim))))
+    x = g.cast(c.feed("InputTensor"), wide)
+    w = g.cast(g.feed(weights), wide)
+
+    def ints(field: str) -> list[int]:
+        return [int(v) for v in c.desc[field]]
+
+    attributes: dict[str, Any] = {
+        "strides": ints("Strides"),
+        "dilations": ints("Dilations"),
+        "pads": ints("StartPadding") + ints("EndPadding"),
+        "group": int(c.desc["GroupCount"]),
+    }
+    if c.enum("Direction", "DML_CONVOLUTION_DIRECTION_") == "BACKWARD":
+        # The whole transposed result, then the output's window of it: from StartPadding, its
+        # end zeros where it runs past (onnxruntime refuses an output_padding of
+        # max(stride, dilation) or more, and an empty intermediate).
+        attributes["pads"] = [0] * (2 * spatial)
+        result = g.op("ConvTranspose", x, w, **attributes)
+        inputs, window = c.sizes("InputTensor")[2:], list(weights.shape[2:])
+        full = [
+            (n - 1) * s + (k - 1) * d + 1
+            for n, k, s, d in zip(inputs, window, ints("Strides"), ints("Dilations"), strict=True)
+        ]
+        start = ints("StartPadding")
+        stop = [b + n for b, n in zip(start, out_sizes[2:], strict=True)]
+        beyond = [max(0, e - f) for e, f in zip(stop, full, strict=True)]
+        if any(beyond):
+            result = g.op("Pad", result, g.int64([0] * (2 + spatial) + [0, 0, *beyond]))
+        axes = list(range(2, 2 + spatial))
+        result = g.op("Slice", result, g.int64(start), g.int64(stop), g.int64(axes))
+    else:
+        result = g.op("Conv", x, w, **attributes)
+        zeros = ints("OutputPadding")
+        if any(zeros):
+            result = g.op("Pad", result, g.int64([0] * (2 + spatial) + [0, 0, *zeros]))
+    if c.given("BiasTensor"):
+        result = g.op("Add", result, g.cast(c.feed("BiasTensor"), wide))
+    return {"OutputTensor": fused_activation(g, result, c.desc.get("FusedActivation"))}
+
+
+OPERATORS: dict[str, Builder] = {"GEMM": _gemm, "CONVOLUTION": _convolution}
 
 
 def run(kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:

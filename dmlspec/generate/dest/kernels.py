@@ -47,7 +47,7 @@ def _derived_outputs(spec: OperatorSpec) -> list[tuple[str, nodes.Node]]:
     found = [
         d
         for d in derivations(((c.id, c.expr.tree) for c in spec.constraints), definitions)
-        if d.target.partition(".")[0] in outputs and d.target.endswith(members)
+        if d.target.partition(".")[0] in outputs and d.target.endswith(members) and d.guard is None
     ]
     inputs = [f.name for f in spec.fields if not f.is_output]
     free = {f"{name}{member}" for name in inputs for member in members} | set(inputs)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ...expr import EnumInfo, nodes
 from ...expr.pycode import to_python, to_python_lines
+from ...expr.solve import guard_of
 from ...model import Constraint
 from ..pysource import WIDTH, docstring, q, snake, string_lines
 
@@ -139,8 +140,9 @@ def _operands(node: nodes.Node, context: RuleContext) -> list[tuple[str, nodes.N
 
 
 def _path(node: nodes.Node, context: RuleContext) -> str:
-    """Where in the desc a violation points: the first field (and member) the rule reads."""
-    for current in nodes.walk(node):
+    """Where in the desc a violation points: the first field (and member) the rule reads, past
+    a guard (`Direction != "FORWARD" or ...` points at what the rule then requires)."""
+    for current in nodes.walk(guard_of(node)[1]):
         if isinstance(current, nodes.Member) and (
             current.obj.id in context.fields or context.view == "s"
         ):
