@@ -438,6 +438,14 @@ _FUNCTION_LIST = [
         data_only=True,
     ),
     Function(
+        "finite",
+        "finite(a: array) -> mask",
+        "Element-wise: a is neither NaN nor infinite (true everywhere for integer data).",
+        fixed(ARRAY, returns=MASK),
+        masks.finite,
+        data_only=True,
+    ),
+    Function(
         "not_equal",
         "not_equal(a: array, x: number) -> mask",
         "Element-wise a != x, compared exactly (NaN differs from every x).",

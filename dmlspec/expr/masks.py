@@ -19,6 +19,7 @@ __all__ = [
     "both",
     "cells_where_not",
     "either",
+    "finite",
     "fits",
     "not_equal",
     "not_nan",
@@ -35,6 +36,11 @@ def _exact(values: np.ndarray) -> np.ndarray:
 def not_nan(facts: Facts, values: np.ndarray) -> np.ndarray:
     array = np.asarray(values)
     return ~np.isnan(array) if array.dtype.kind == "f" else np.ones(array.shape, dtype=bool)
+
+
+def finite(facts: Facts, values: np.ndarray) -> np.ndarray:
+    array = np.asarray(values)
+    return np.isfinite(array) if array.dtype.kind == "f" else np.ones(array.shape, dtype=bool)
 
 
 def not_equal(facts: Facts, values: np.ndarray, value: int | float) -> np.ndarray:
