@@ -9,6 +9,7 @@ import numpy as np
 
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
+from dmlspec.backends.onnxruntime import OnnxRuntimeBackend
 from dmlspec.reference.element_wise import fused_activation
 from dmlspec.reference.layout import is_strided
 
@@ -105,3 +106,57 @@ class HalfPrecisionConvolution(NumpyBackend):
             result = reference.run(operator, {k: v.astype(np.float32) for k, v in halved.items()})
             outputs["OutputTensor"] = result["OutputTensor"].astype(np.float16).astype(np.float32)
         return outputs
+
+
+def _packed(operator: Mapping[str, Any]) -> bool:
+    return not any(isinstance(v, Mapping) and is_strided(v) for v in operator["desc"].values())
+
+
+class IgnoringZeroPoints(NumpyBackend):
+    """MATRIX_MULTIPLY_INTEGER and MATRIX_MULTIPLY_INTEGER_TO_FLOAT that multiply A and B as
+    given, never subtracting AZeroPointTensor and BZeroPointTensor."""
+
+    name = "ignoring-zero-points"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
+        if kind.startswith("MATRIX_MULTIPLY_INTEGER"):
+            zero = ("AZeroPointTensor", "BZeroPointTensor")
+            inputs = {k: np.zeros_like(v) if k in zero else v for k, v in inputs.items()}
+        return reference.run(operator, inputs)
+
+
+class WrappingQuantizedMatMul(NumpyBackend):
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY whose requantized result wraps into the output type
+    (two's complement) instead of saturating (packed tensors)."""
+
+    name = "wrapping-quantized"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        outputs = reference.run(operator, inputs)
+        kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
+        if kind != "QUANTIZED_LINEAR_MATRIX_MULTIPLY" or not _packed(operator):
+            return outputs
+
+        def given(field: str, shape: tuple[int, int]) -> np.ndarray:
+            if field not in inputs:
+                return np.zeros((1, 1))
+            return np.asarray(inputs[field], np.float64).reshape(shape)
+
+        a = np.asarray(inputs["ATensor"], np.float64) - given("AZeroPointTensor", (-1, 1))
+        b = np.asarray(inputs["BTensor"], np.float64) - given("BZeroPointTensor", (1, -1))
+        with np.errstate(all="ignore"):
+            real = np.matmul(a * given("AScaleTensor", (-1, 1)), b * given("BScaleTensor", (1, -1)))
+            quantized = np.rint(real / given("OutputScaleTensor", (-1, 1)))
+            quantized = quantized + given("OutputZeroPointTensor", (-1, 1))
+            wide = np.where(np.isfinite(quantized), quantized, 0).astype(np.int64)
+        dtype = outputs["OutputTensor"].dtype
+        outputs["OutputTensor"] = wide.astype(dtype)  # wraps
+        return outputs
+
+
+class OnnxRuntimeAt64(OnnxRuntimeBackend):
+    """onnxruntime claiming DML_FEATURE_LEVEL_6_4, for the operators it runs above its own
+    level (MATRIX_MULTIPLY_INTEGER_TO_FLOAT, introduced at 6_2)."""
+
+    feature_level = "6_4"

@@ -22,7 +22,13 @@ from ..expr import Absent, ExpressionError, nodes
 from ..expr.solve import target_of
 from ..model import Catalog, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
-from .solved import ones_where_required, partition_along_axis, values_as_required, windows_inside
+from .solved import (
+    ones_where_required,
+    partition_along_axis,
+    shape_alternatives,
+    values_as_required,
+    windows_inside,
+)
 
 __all__ = [
     "ATTEMPTS",
@@ -296,6 +302,7 @@ def draw_desc(
                 desc[owner][member] = value
             else:  # an array the equalities define (SLICE's Sizes: the output's sizes)
                 desc[owner] = value
+        shape_alternatives(catalog, spec, desc, rng)
         if case_elements(desc) > MAX_CASE_ELEMENTS:
             continue
         operator = {"type": spec.operator_type, "desc": desc}

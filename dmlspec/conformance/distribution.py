@@ -138,7 +138,7 @@ def print_case_list(
             "no:benchmark",
             "--rootdir",
             str(suites),
-            # a checkout's pyproject.toml holds the project's own test options (-m, -n): not the run's
+            # a checkout's pyproject.toml holds the project's own test options, not the run's
             "-o",
             "addopts=",
             *(["--dml-ops=" + ",".join(operators)] if operators else []),

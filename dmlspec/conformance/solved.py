@@ -18,7 +18,13 @@ from ..expr.evaluate import evaluate
 from ..expr.solve import guard_of
 from ..model import Catalog, OperatorSpec
 
-__all__ = ["ones_where_required", "partition_along_axis", "values_as_required", "windows_inside"]
+__all__ = [
+    "ones_where_required",
+    "partition_along_axis",
+    "shape_alternatives",
+    "values_as_required",
+    "windows_inside",
+]
 
 
 def ones_where_required(spec: OperatorSpec, desc: dict[str, Any]) -> None:
@@ -127,6 +133,71 @@ def windows_inside(
                 if _same_lengths(drawn, limits):
                     cut = zip(drawn, limits, strict=True)
                     desc[name]["Sizes"] = [min(n, max(1, m)) for n, m in cut]
+
+
+def shape_alternatives(
+    catalog: Catalog, spec: OperatorSpec, desc: dict[str, Any], rng: random.Random
+) -> None:
+    """A tensor whose sizes a rule allows in a few shapes (the quantized operators' scales and
+    zero points: `not present(T) or all_ones(T.Sizes) or pad_left(T.Sizes, 4) == [1, 1, M,
+    1]`) gets one of them, picked at random: all 1s, or the target list (evaluated on the
+    desc drawn so far) at the tensor's drawn rank, where the dimensions it leaves out are 1s.
+    A shape the drawn rank cannot take falls back to all 1s. Run once the sizes the targets
+    read are drawn and derived."""
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        tree = constraint.expr.tree
+        if not (isinstance(tree, nodes.BoolOp) and tree.op == "or"):
+            continue
+        tensor: str | None = None
+        shapes: list[tuple[nodes.Node, int] | None] = []  # None: all 1s
+        for alternative in tree.values:
+            match alternative:
+                case nodes.Call(
+                    func="all_ones", args=(nodes.Member(obj=nodes.Name(id=name), member="Sizes"),)
+                ):
+                    shapes.append(None)
+                case nodes.Compare(
+                    first=nodes.Call(
+                        func="pad_left",
+                        args=(
+                            nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                            nodes.Literal(value=int() as length),
+                        ),
+                    ),
+                    ops=("==",),
+                    rest=(target,),
+                ):
+                    shapes.append((target, length))
+                case nodes.Unary(op="not", operand=nodes.Call(func="present")):
+                    continue
+                case _:
+                    shapes = []
+                    break
+            if tensor not in (None, name):
+                shapes = []
+                break
+            tensor = name
+        entry = desc.get(tensor or "")
+        if not shapes or not isinstance(entry, dict) or not isinstance(entry.get("Sizes"), list):
+            continue
+        rank = len(entry["Sizes"])
+        entry["Sizes"] = [1] * rank
+        shape = rng.choice(shapes)
+        if shape is None:
+            continue
+        target, length = shape
+        env = bind_desc(catalog.common, spec, desc)
+        try:
+            padded = evaluate(target, env, constraint.id)
+        except (Absent, ExpressionError, ArithmeticError, TypeError, ValueError):
+            continue
+        if not isinstance(padded, list) or len(padded) != length:
+            continue
+        left_out = padded[: max(0, length - rank)]
+        if all(n == 1 for n in left_out):
+            entry["Sizes"] = [1] * max(0, rank - length) + padded[len(left_out) :]
 
 
 def _same_lengths(*values: Any) -> bool:

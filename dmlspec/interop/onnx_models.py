@@ -16,11 +16,16 @@ OPSET = 18
 
 
 def make_model(graph: Any, **fields: Any) -> Any:
-    """`onnx.helper.make_model(graph, **fields)` importing OPSET of the default domain, with
-    the oldest IR version that supports it."""
+    """`onnx.helper.make_model(graph, **fields)` importing OPSET of the default domain (and
+    version 1 of any other domain a node names), with the oldest IR version that supports
+    it."""
     from onnx import helper
 
-    opsets = [helper.make_opsetid("", OPSET)]
+    default = [helper.make_opsetid("", OPSET)]
+    opsets = list(default)
+    # a contrib operator's domain (onnxruntime's com.microsoft), at its version 1
+    domains = sorted({node.domain for node in graph.node} - {"", "ai.onnx"})
+    opsets += [helper.make_opsetid(domain, 1) for domain in domains]
     model = helper.make_model(graph, opset_imports=opsets, **fields)
-    model.ir_version = helper.find_min_ir_version_for(opsets)
+    model.ir_version = helper.find_min_ir_version_for(default)
     return model

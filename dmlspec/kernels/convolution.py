@@ -1,10 +1,13 @@
 """The convolution family as JAX (convolution, matrix multiplication, attention): one table of
-functions, one primitive that runs them; so far GEMM.
+functions, one primitive that runs them; so far GEMM and the integer and quantized matrix
+multiplications.
 
 `convolution` is the primitive their specs name. Floating inputs are accumulated in FLOAT32
 (FLOAT16 too: DirectML's accumulation unless a backend runs with half precision allowed),
 at XLA's highest precision (no reduced-precision passes on accelerators), and rounded once to
-the output type after Alpha, Beta, the bias and the FusedActivation.
+the output type after Alpha, Beta, the bias and the FusedActivation. Integer products are
+summed exactly (lax.dot_general with an integer preferred_element_type), zero points
+subtracted first; the quantized operator requantizes as ELEMENT_WISE_QUANTIZE_LINEAR does.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .element_wise import fused_activation
+from .element_wise import _cast, _quantize, fused_activation
 from .indexing import member
 
 __all__ = ["FUNCTIONS", "convolution"]
@@ -131,8 +134,110 @@ def _convolution(
     return result.astype(output_type)
 
 
+def _rows(values: Array) -> Array:
+    """A per-tensor or per-row quantization tensor ({1, 1, 1, 1} or {1, 1, M, 1}, leading 1s
+    optional) as a column that broadcasts over {.., M, N}."""
+    return values.reshape(-1, 1)
+
+
+def _columns(values: Array) -> Array:
+    """A per-tensor or per-column quantization tensor ({.., 1, N}) as a row over {.., M, N}."""
+    return values.reshape(1, -1)
+
+
+def _integer_product(
+    a: Array, a_zero_point: Array | None, b: Array, b_zero_point: Array | None
+) -> Array:
+    """(A - AZeroPoint) x (B - BZeroPoint) over the leading dimensions, exactly: 8-bit inputs
+    in INT32 (DirectML's output type; exact up to K = 33025), 16-bit ones in INT64; 32-bit ones
+    (products up to 2^66, beyond any integer accumulator) in FLOAT64."""
+    bits = max(a.dtype.itemsize, b.dtype.itemsize) * 8
+    wide = jnp.int32 if bits == 8 else jnp.int64 if bits == 16 else jnp.float64
+    difference = jnp.int64 if bits == 32 else wide  # the subtraction itself is exact
+    a = a.astype(difference)
+    b = b.astype(difference)
+    if a_zero_point is not None:
+        a = a - _rows(a_zero_point).astype(difference)
+    if b_zero_point is not None:
+        b = b - _columns(b_zero_point).astype(difference)
+    batch = tuple(range(a.ndim - 2))
+    return lax.dot_general(
+        a.astype(wide),
+        b.astype(wide),
+        (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch)),
+        precision=lax.Precision.HIGHEST,
+        preferred_element_type=wide,
+    )
+
+
+def _matrix_multiply_integer(
+    a: Array, a_zero_point: Array | None, b: Array, b_zero_point: Array | None
+) -> Array:
+    """(A - AZeroPoint) x (B - BZeroPoint), summed in INT32."""
+    return _integer_product(a, a_zero_point, b, b_zero_point).astype(jnp.int32)
+
+
+def _dequantized_product(
+    a: Array,
+    a_scale: Array,
+    a_zero_point: Array | None,
+    b: Array,
+    b_scale: Array,
+    b_zero_point: Array | None,
+) -> Array:
+    """The exact integer product scaled by AScale (per row), then by BScale (per column), in
+    FLOAT64: no intermediate overflows or underflows where the exact value does not."""
+    product = _integer_product(a, a_zero_point, b, b_zero_point).astype(jnp.float64)
+    return product * _rows(a_scale).astype(jnp.float64) * _columns(b_scale).astype(jnp.float64)
+
+
+def _matrix_multiply_integer_to_float(
+    a: Array,
+    a_scale: Array,
+    a_zero_point: Array | None,
+    b: Array,
+    b_scale: Array,
+    b_zero_point: Array | None,
+    bias: Array | None,
+    *,
+    output_type: str,
+) -> Array:
+    """((A - AZeroPoint) x (B - BZeroPoint)) * AScale * BScale + Bias, rounded once to the
+    output type."""
+    result = _dequantized_product(a, a_scale, a_zero_point, b, b_scale, b_zero_point)
+    if bias is not None:
+        result = result + bias.astype(jnp.float64)
+    return result.astype(output_type)
+
+
+def _quantized_linear_matrix_multiply(
+    a: Array,
+    a_scale: Array,
+    a_zero_point: Array | None,
+    b: Array,
+    b_scale: Array,
+    b_zero_point: Array | None,
+    output_scale: Array,
+    output_zero_point: Array | None,
+    *,
+    output_type: str,
+) -> Array:
+    """Dequantized inputs multiplied, then quantized with OutputScale and OutputZeroPoint (per
+    tensor or per row) as ELEMENT_WISE_QUANTIZE_LINEAR quantizes: rounded, saturated."""
+    product = _dequantized_product(a, a_scale, a_zero_point, b, b_scale, b_zero_point)
+    zero_point = None if output_zero_point is None else _rows(output_zero_point)
+    quantized = _quantize(product, _rows(output_scale), zero_point, output_type)
+    return _cast(quantized, output_type)
+
+
 # Every function of the family, by operator name.
-FUNCTIONS: dict[str, Callable[..., Array]] = {"GEMM": _gemm, "CONVOLUTION": _convolution}
+FUNCTIONS: dict[str, Callable[..., Array]] = {
+    "GEMM": _gemm,
+    "CONVOLUTION": _convolution,
+    "MATRIX_MULTIPLY_INTEGER": _matrix_multiply_integer,
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _matrix_multiply_integer_to_float,
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _quantized_linear_matrix_multiply,
+}
 
 
 def convolution(*inputs: Array | None, function: str, **parameters: Any) -> Any:

@@ -1,5 +1,5 @@
 """The convolution family (convolution, matrix multiplication, attention), written from the
-DirectML pages; so far GEMM.
+DirectML pages; so far GEMM and the integer and quantized matrix multiplications.
 
 Each operator is computed in FLOAT64 (every product of two FLOAT32 or FLOAT16 values is exact
 there; a sum of K of them is within K * 2^-53 of the sum of their absolute values, 2^29 times
@@ -11,6 +11,12 @@ it): what the dot-product accuracy model (dmlspec.accuracy) judges a result by.
 
 GEMM: "Output = FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)", BatchCount *
 ChannelCount independent {M, K} x {K, N} products over the leading dimensions.
+
+MATRIX_MULTIPLY_INTEGER, MATRIX_MULTIPLY_INTEGER_TO_FLOAT, QUANTIZED_LINEAR_MATRIX_MULTIPLY:
+the same products of A - AZeroPoint and B - BZeroPoint (zero points per tensor, per row of A,
+per column of B), summed exactly in INT64 (Python integers for 32-bit inputs); INTEGER_TO_FLOAT
+scales the sums by AScale and BScale and adds Bias in FLOAT64; the quantized one dequantizes,
+multiplies in FLOAT64 and quantizes with ELEMENT_WISE_QUANTIZE_LINEAR's rule.
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from .element_wise import fused_activation
+from .element_wise import fused_activation, quantize_linear
+from .element_wise_numbers import to_type
 from .fields import Fields, Inputs, Operator, Outputs
 from .tensors import WriteLog
 
-__all__ = ["CONVOLUTION", "EXACT", "Exact"]
+__all__ = ["CONVOLUTION", "EXACT", "UNDEFINED_NOTES", "Exact"]
 
 # operator -> (fields, logical inputs) -> {output: (FLOAT64 value, FLOAT64 bound, FLOAT64
 # largest intermediate magnitude)}, before the FusedActivation.
@@ -145,7 +152,88 @@ def _convolution_exact(
     return {"OutputTensor": (value, bound, largest)}
 
 
-EXACT: dict[str, Exact] = {"GEMM": _gemm_exact, "CONVOLUTION": _convolution_exact}
+def _zero_point(x: Inputs, field: str, shape: tuple[int, int]) -> np.ndarray:
+    """A zero point ({1, 1, 1, 1} per tensor, {1, 1, M, 1} per row of A or {1, 1, 1, N} per
+    column of B, leading 1s optional) as a {M, 1} or {1, N} matrix; 0 where absent."""
+    if field not in x:
+        return np.zeros((1, 1), np.int64)
+    return np.asarray(x[field]).astype(np.int64).reshape(shape)
+
+
+def _integers(x: Inputs, prefix: str, zero_point_shape: tuple[int, int], exact: bool) -> np.ndarray:
+    """A - AZeroPoint (or B - BZeroPoint) as INT64, or as Python integers where products of
+    32-bit values (up to 2^66) must be summed exactly."""
+    values = np.asarray(x[f"{prefix}Tensor"]).astype(np.int64)
+    difference: np.ndarray = values - _zero_point(x, f"{prefix}ZeroPointTensor", zero_point_shape)
+    return difference.astype(object) if exact else difference
+
+
+def _integer_sums(x: Inputs) -> tuple[np.ndarray, np.ndarray]:
+    """(A - AZeroPoint) x (B - BZeroPoint) and |A - AZeroPoint| x |B - BZeroPoint|, exact:
+    INT64 for 8- and 16-bit inputs, Python integers for 32-bit ones."""
+    wide = max(np.asarray(x["ATensor"]).dtype.itemsize, np.asarray(x["BTensor"]).dtype.itemsize)
+    exact = wide >= 4
+    a = _integers(x, "A", (-1, 1), exact)
+    b = _integers(x, "B", (1, -1), exact)
+    return np.matmul(a, b), np.matmul(np.abs(a), np.abs(b))
+
+
+def _matrix_multiply_integer(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """ "{M,K} x {K,N} = {M,N}" on A - AZeroPoint and B - BZeroPoint, into INT32."""
+    total, _ = _integer_sums(x)
+    return {"OutputTensor": to_type(total, f.dtype("OutputTensor"))}
+
+
+def _scale(x: Inputs, field: str, shape: tuple[int, int]) -> np.ndarray:
+    return np.asarray(x[field], dtype=np.float64).reshape(shape)
+
+
+def _integer_to_float_exact(
+    f: Fields, x: Inputs
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(A - AZeroPoint) x (B - BZeroPoint) * AScale * BScale + Bias: the exact integer sums,
+    then FLOAT64."""
+    total, absolute = (s.astype(np.float64) for s in _integer_sums(x))
+    a_scale = _scale(x, "AScaleTensor", (-1, 1))
+    b_scale = _scale(x, "BScaleTensor", (1, -1))
+    with np.errstate(all="ignore"):
+        value = total * a_scale * b_scale
+        bound = absolute * np.abs(a_scale * b_scale)
+        # the sum scaled by one of the scales first, or the scales' product (onnxruntime's
+        # MatMulIntegerToFloat multiplies them first)
+        scales = np.maximum(np.abs(a_scale), np.abs(b_scale))
+        largest = np.maximum(np.maximum(absolute * scales, np.abs(a_scale * b_scale)), bound)
+        if "BiasTensor" in x:
+            bias = np.asarray(x["BiasTensor"], dtype=np.float64)
+            value = value + bias
+            bound = bound + np.abs(bias)
+            largest = np.maximum(largest, bound)
+    return {"OutputTensor": (value, bound, largest)}
+
+
+def _quantized_linear_matrix_multiply(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """The page: "equivalent to dequantizing the inputs, then performing matrix multiply, and
+    then quantizing the output". Dequantize: (Input - ZeroPoint) * Scale; quantize:
+    clamp(round(Input / Scale) + ZeroPoint, Min, Max), as ELEMENT_WISE_QUANTIZE_LINEAR."""
+    a = np.asarray(x["ATensor"], np.float64) - _zero_point(x, "AZeroPointTensor", (-1, 1))
+    b = np.asarray(x["BTensor"], np.float64) - _zero_point(x, "BZeroPointTensor", (1, -1))
+    with np.errstate(all="ignore"):
+        product = np.matmul(
+            a * _scale(x, "AScaleTensor", (-1, 1)), b * _scale(x, "BScaleTensor", (1, -1))
+        )
+        dtype = f.dtype("OutputTensor")
+        zero_point = _zero_point(x, "OutputZeroPointTensor", (-1, 1))
+        quantized = quantize_linear(
+            product, _scale(x, "OutputScaleTensor", (-1, 1)), zero_point, dtype
+        )
+    return {"OutputTensor": to_type(quantized, dtype)}
+
+
+EXACT: dict[str, Exact] = {
+    "GEMM": _gemm_exact,
+    "CONVOLUTION": _convolution_exact,
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _integer_to_float_exact,
+}
 
 
 def _rounded(name: str) -> Operator:
@@ -162,4 +250,17 @@ def _rounded(name: str) -> Operator:
     return run
 
 
-CONVOLUTION: dict[str, Operator] = {name: _rounded(name) for name in EXACT}
+CONVOLUTION: dict[str, Operator] = {
+    **{name: _rounded(name) for name in EXACT},
+    "MATRIX_MULTIPLY_INTEGER": _matrix_multiply_integer,
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _quantized_linear_matrix_multiply,
+}
+
+UNDEFINED_NOTES: dict[str, str] = {
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": (
+        "The page: 'A scale value of 0 results in undefined behavior'. round() names no tie "
+        "rule; the reference rounds halves to even. A NaN quotient (a NaN or infinite scale) "
+        "has no quantized value; the reference writes 0, as ELEMENT_WISE_QUANTIZE_LINEAR's "
+        "reference does."
+    ),
+}

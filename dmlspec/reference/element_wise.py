@@ -48,7 +48,13 @@ from .element_wise_numbers import (
 from .fields import Fields, Inputs, Operator, Outputs
 from .tensors import WriteLog, numpy_dtype, tensor_desc
 
-__all__ = ["ELEMENT_WISE_OPERATORS", "UNDEFINED_NOTES", "element_wise", "fused_activation"]
+__all__ = [
+    "ELEMENT_WISE_OPERATORS",
+    "UNDEFINED_NOTES",
+    "element_wise",
+    "fused_activation",
+    "quantize_linear",
+]
 
 
 def _page_pow(x: Any, exponent: Any) -> Any:
@@ -123,11 +129,16 @@ _ROUNDING_MODES = ("HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY")
 _INFINITY_MODES = ("EITHER", "POSITIVE", "NEGATIVE")
 
 
-def _quantize(p: Params, value: np.ndarray, scale: Any, zero_point: Any) -> Any:
-    """clamp(round(value / scale) + zero_point, Min, Max), Min/Max the output type's range;
-    round() names no tie rule: halves go to even."""
-    info = np.iinfo(p.output)
+def quantize_linear(value: Any, scale: Any, zero_point: Any, dtype: np.dtype[Any]) -> Any:
+    """clamp(round(value / scale) + zero_point, Min, Max), Min/Max the range of integer type
+    `dtype` (in FLOAT64, not yet converted); round() names no tie rule: halves go to even.
+    The quantized operators of other families quantize through it."""
+    info = np.iinfo(dtype)
     return np.clip(np.rint(value / scale) + zero_point, int(info.min), int(info.max))
+
+
+def _quantize(p: Params, value: np.ndarray, scale: Any, zero_point: Any) -> Any:
+    return quantize_linear(value, scale, zero_point, p.output)
 
 
 def _quantized_add(

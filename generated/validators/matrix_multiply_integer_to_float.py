@@ -43,6 +43,13 @@ FIELDS = (
 )
 
 
+def _matrix_k(d: View) -> Any:
+    """MatrixK: K: the columns of ATensor (`{ BatchCount, ChannelCount, M, K }`), the products
+    summed into each output element.
+    """
+    return d.ATensor.Sizes[-1]
+
+
 def _c1(d: View) -> bool:
     """MATRIX_MULTIPLY_INTEGER_TO_FLOAT.C1: AScaleTensor, AZeroPointTensor, BScaleTensor,
     BZeroPointTensor must have the same DimensionCount.
@@ -175,7 +182,9 @@ def _c11(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "MatrixK": _matrix_k,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(

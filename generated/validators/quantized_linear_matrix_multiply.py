@@ -26,6 +26,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -193,6 +194,36 @@ def _c13(d: View) -> bool:
         or fn.all_ones(d.OutputZeroPointTensor.Sizes)
         or fn.pad_left(d.OutputZeroPointTensor.Sizes, 4) == [1, 1, d.OutputTensor.Sizes[-2], 1]
     )
+
+
+def _r1(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.R1: AScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.AScaleTensor.Values, 0)))
+
+
+def _r2(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.R2: BScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.BScaleTensor.Values, 0)))
+
+
+def _r3(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.R3: OutputScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.OutputScaleTensor.Values, 0)))
+
+
+def _r4(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.R4: AScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.AScaleTensor.Values)))
+
+
+def _r5(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.R5: BScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.BScaleTensor.Values)))
+
+
+def _r6(d: View) -> bool:
+    """QUANTIZED_LINEAR_MATRIX_MULTIPLY.R6: OutputScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.OutputScaleTensor.Values)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -376,7 +407,95 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.R1",
+        _r1,
+        "AScaleTensor must not be 0",
+        "/AScaleTensor/Values",
+        operands=(
+            ("not_equal(AScaleTensor.Values, 0)", lambda d: fn.not_equal(d.AScaleTensor.Values, 0)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.R2",
+        _r2,
+        "BScaleTensor must not be 0",
+        "/BScaleTensor/Values",
+        operands=(
+            ("not_equal(BScaleTensor.Values, 0)", lambda d: fn.not_equal(d.BScaleTensor.Values, 0)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.R3",
+        _r3,
+        "OutputScaleTensor must not be 0",
+        "/OutputScaleTensor/Values",
+        operands=(
+            (
+                "not_equal(OutputScaleTensor.Values, 0)",
+                lambda d: fn.not_equal(d.OutputScaleTensor.Values, 0),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.R4",
+        _r4,
+        "AScaleTensor must be finite",
+        "/AScaleTensor/Values",
+        operands=(
+            ("finite(AScaleTensor.Values)", lambda d: fn.finite(d.AScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.R5",
+        _r5,
+        "BScaleTensor must be finite",
+        "/BScaleTensor/Values",
+        operands=(
+            ("finite(BScaleTensor.Values)", lambda d: fn.finite(d.BScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY.R6",
+        _r6,
+        "OutputScaleTensor must be finite",
+        "/OutputScaleTensor/Values",
+        operands=(
+            ("finite(OutputScaleTensor.Values)", lambda d: fn.finite(d.OutputScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -488,7 +607,10 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
+    """Check the data preconditions (QUANTIZED_LINEAR_MATRIX_MULTIPLY.R1,
+    QUANTIZED_LINEAR_MATRIX_MULTIPLY.R2, QUANTIZED_LINEAR_MATRIX_MULTIPLY.R3,
+    QUANTIZED_LINEAR_MATRIX_MULTIPLY.R4, QUANTIZED_LINEAR_MATRIX_MULTIPLY.R5,
+    QUANTIZED_LINEAR_MATRIX_MULTIPLY.R6) of a valid desc against input arrays keyed by tensor
     field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

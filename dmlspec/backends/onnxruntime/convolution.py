@@ -1,5 +1,9 @@
 """The convolution family for the onnxruntime backend (convolution, matrix multiplication,
-attention); so far GEMM, as ONNX's MatMul over the leading (batch, channel) dimensions.
+attention); so far GEMM, as ONNX's MatMul over the leading (batch, channel) dimensions, and the
+integer and quantized matrix multiplications as MatMulInteger, com.microsoft
+MatMulIntegerToFloat and QLinearMatMul where onnxruntime's CPU kernels take the desc (per-tensor
+quantization; not INT8 A with UINT8 B), a FLOAT64 MatMul graph of the pages' formulas where
+they do not (per-row and per-column scales and zero points, 16- and 32-bit inputs, FLOAT16).
 
 GEMM: Transpose where TransA/TransB ask, MatMul in FLOAT32 (FLOAT16 inputs widened first, as
 DirectML accumulates them), then Alpha * product + Beta * C, the FusedActivation's graph, and
@@ -93,7 +97,146 @@ def _convolution(c: Call) -> dict[str, str]:
     return {"OutputTensor": fused_activation(g, result, c.desc.get("FusedActivation"))}
 
 
-OPERATORS: dict[str, Builder] = {"GEMM": _gemm, "CONVOLUTION": _convolution}
+def _per_tensor(c: Call, field: str) -> bool:
+    """Whether an optional quantization tensor is absent or holds one value."""
+    return not c.given(field) or c.array(field).size == 1
+
+
+def _scalar_feed(c: Call, field: str, dtype: Any) -> str:
+    """A per-tensor quantization value as an ONNX scalar (0 of `dtype` where absent)."""
+    value = c.array(field).reshape(()) if c.given(field) else np.zeros((), dtype)
+    return c.g.feed(value)
+
+
+def _matrix(c: Call, field: str, zero_point: str, shape: tuple[int, int]) -> str:
+    """A - AZeroPoint (or B - BZeroPoint) in FLOAT64 (exact: every difference of 32-bit
+    integers is), the zero point reshaped to {M, 1} (A) or {1, N} (B)."""
+    g = c.g
+    value = g.cast(c.feed(field), np.float64)
+    if c.given(zero_point):
+        value = g.op("Sub", value, g.reshape(g.cast(c.feed(zero_point), np.float64), shape))
+    return value
+
+
+def _wide_product(c: Call) -> str:
+    """(A - AZeroPoint) x (B - BZeroPoint) as FLOAT64 MatMul: exact sums for 8- and 16-bit
+    inputs, each product rounded once for 32-bit ones."""
+    a = _matrix(c, "ATensor", "AZeroPointTensor", (-1, 1))
+    b = _matrix(c, "BTensor", "BZeroPointTensor", (1, -1))
+    return c.g.op("MatMul", a, b)
+
+
+def _scaled(c: Call, product: str) -> str:
+    """The product times AScale (per row) and BScale (per column), in FLOAT64."""
+    g = c.g
+    a_scale = g.reshape(g.cast(c.feed("AScaleTensor"), np.float64), (-1, 1))
+    b_scale = g.reshape(g.cast(c.feed("BScaleTensor"), np.float64), (1, -1))
+    return g.op("Mul", g.op("Mul", product, a_scale), b_scale)
+
+
+# onnxruntime's CPU kernels take INT8 A only with INT8 B (QLinearMatMul, MatMulIntegerToFloat).
+_MIXED = ("int8", "uint8")
+
+
+def _matrix_multiply_integer(c: Call) -> dict[str, str]:
+    """MatMulInteger where AZeroPoint is per tensor (onnxruntime's CPU kernel takes no per-row
+    zero point for A); otherwise the zero points subtracted and MatMul in FLOAT64 (exact)."""
+    g = c.g
+    g.shape = tuple(c.sizes("OutputTensor"))
+    if not (_per_tensor(c, "AZeroPointTensor") and _per_tensor(c, "BZeroPointTensor")):
+        return {"OutputTensor": g.cast(_wide_product(c), np.int32)}
+    a, b = c.feed("ATensor"), c.feed("BTensor")
+    a_zero = _scalar_feed(c, "AZeroPointTensor", c.dtype("ATensor"))
+    b_zero = _scalar_feed(c, "BZeroPointTensor", c.dtype("BTensor"))
+    return {"OutputTensor": g.op("MatMulInteger", a, b, a_zero, b_zero, dtype=np.int32)}
+
+
+def _matrix_multiply_integer_to_float(c: Call) -> dict[str, str]:
+    """com.microsoft MatMulIntegerToFloat (onnxruntime's contrib operator) for 8-bit inputs,
+    FLOAT32 scales and per-tensor scales and zero points, the bias added after it (its own
+    bias is per column only); otherwise MatMul in FLOAT64 and the scales applied there."""
+    g = c.g
+    g.shape = tuple(c.sizes("OutputTensor"))
+    types = (c.dtype("ATensor").name, c.dtype("BTensor").name)
+    quantization = ("AScaleTensor", "BScaleTensor", "AZeroPointTensor", "BZeroPointTensor")
+    contrib = (
+        all(t in ("int8", "uint8") for t in types)
+        and types != _MIXED
+        and c.dtype("OutputTensor") == np.float32
+        and all(_per_tensor(c, field) for field in quantization)
+    )
+    if contrib:
+        result = g.op(
+            "MatMulIntegerToFloat",
+            c.feed("ATensor"),
+            c.feed("BTensor"),
+            _scalar_feed(c, "AScaleTensor", np.float32),
+            _scalar_feed(c, "BScaleTensor", np.float32),
+            _scalar_feed(c, "AZeroPointTensor", c.dtype("ATensor")),
+            _scalar_feed(c, "BZeroPointTensor", c.dtype("BTensor")),
+            dtype=np.float32,
+            domain="com.microsoft",
+        )
+        if c.given("BiasTensor"):
+            result = g.op("Add", result, g.cast(c.feed("BiasTensor"), np.float32))
+        return {"OutputTensor": result}
+    result = _scaled(c, _wide_product(c))
+    if c.given("BiasTensor"):
+        result = g.op("Add", result, g.cast(c.feed("BiasTensor"), np.float64))
+    return {"OutputTensor": g.cast(result, c.dtype("OutputTensor"))}
+
+
+def _quantized_linear_matrix_multiply(c: Call) -> dict[str, str]:
+    """QLinearMatMul where every scale and zero point is per tensor and the types are ones
+    onnxruntime's CPU kernel takes; otherwise dequantized, MatMul in FLOAT64 and quantized as
+    the page's Quantize function says (Round: halves to even, then Max/Min to the output
+    type's range)."""
+    g = c.g
+    g.shape = tuple(c.sizes("OutputTensor"))
+    output = c.dtype("OutputTensor")
+    types = (c.dtype("ATensor").name, c.dtype("BTensor").name)
+    quantization = (
+        "AScaleTensor",
+        "AZeroPointTensor",
+        "BScaleTensor",
+        "BZeroPointTensor",
+        "OutputScaleTensor",
+        "OutputZeroPointTensor",
+    )
+    if types != _MIXED and all(_per_tensor(c, field) for field in quantization):
+        result = g.op(
+            "QLinearMatMul",
+            c.feed("ATensor"),
+            _scalar_feed(c, "AScaleTensor", np.float32),
+            _scalar_feed(c, "AZeroPointTensor", c.dtype("ATensor")),
+            c.feed("BTensor"),
+            _scalar_feed(c, "BScaleTensor", np.float32),
+            _scalar_feed(c, "BZeroPointTensor", c.dtype("BTensor")),
+            _scalar_feed(c, "OutputScaleTensor", np.float32),
+            _scalar_feed(c, "OutputZeroPointTensor", output),
+            dtype=output,
+        )
+        return {"OutputTensor": result}
+    real = _scaled(c, _wide_product(c))
+    scale = g.reshape(g.cast(c.feed("OutputScaleTensor"), np.float64), (-1, 1))
+    quantized = g.op("Round", g.op("Div", real, scale))
+    if c.given("OutputZeroPointTensor"):
+        zero = g.reshape(g.cast(c.feed("OutputZeroPointTensor"), np.float64), (-1, 1))
+        quantized = g.op("Add", quantized, zero)
+    info = np.iinfo(output)
+    low = g.feed(np.array(float(info.min)))
+    high = g.feed(np.array(float(info.max)))
+    clamped = g.op("Min", g.op("Max", quantized, low), high)
+    return {"OutputTensor": g.cast(clamped, output)}
+
+
+OPERATORS: dict[str, Builder] = {
+    "GEMM": _gemm,
+    "CONVOLUTION": _convolution,
+    "MATRIX_MULTIPLY_INTEGER": _matrix_multiply_integer,
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _matrix_multiply_integer_to_float,
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _quantized_linear_matrix_multiply,
+}
 
 
 def run(kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
