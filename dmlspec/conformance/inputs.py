@@ -139,7 +139,7 @@ def draw_inputs(
             dtype = np.dtype(catalog.common.data_type(tensor["DataType"]).numpy)
             shape = tuple(tensor["Sizes"])
             count = int(np.prod(shape)) if shape else 1
-            if field.name in bounds:
+            if field.name in bounds and dtype.kind in "iu":  # a bound on integer data only
                 inputs[field.name] = _bounded_indices(dtype, shape, bounds[field.name], rng)
             else:
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
