@@ -9,6 +9,7 @@ import numpy as np
 
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
+from dmlspec.backends.onnxruntime.backend import OnnxRuntimeBackend
 from dmlspec.reference.element_wise import fused_activation
 from dmlspec.reference.layout import is_strided
 
@@ -50,3 +51,14 @@ class HalfAccumulatingGemm(NumpyBackend):
             result = fused_activation("GEMM", desc.get("FusedActivation"), result)
             outputs["OutputTensor"] = result.astype(np.float32)
         return outputs
+
+
+class OnnxRuntimeAt6_4(OnnxRuntimeBackend):
+    """onnxruntime claiming DML_FEATURE_LEVEL_6_4, for the operators introduced there (FOLD,
+    UNFOLD): the backend itself claims 5_0, the highest level whose rows it runs catalog-wide."""
+
+    feature_level = "6_4"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "onnxruntime"  # its expected failures and skips are onnxruntime's
