@@ -62,3 +62,16 @@ class OnnxRuntimeAt6_4(OnnxRuntimeBackend):
     def __init__(self) -> None:
         super().__init__()
         self.name = "onnxruntime"  # its expected failures and skips are onnxruntime's
+
+
+class SwappedPaddingFold(NumpyBackend):
+    """FOLD and UNFOLD with StartPadding and EndPadding swapped (the padding on the wrong side)."""
+
+    name = "swapped-padding"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        if str(operator["type"]).removeprefix("DML_OPERATOR_") not in ("FOLD", "UNFOLD"):
+            return reference.run(operator, inputs)
+        desc = dict(operator["desc"])
+        desc["StartPadding"], desc["EndPadding"] = desc["EndPadding"], desc["StartPadding"]
+        return reference.run({**operator, "desc": desc}, inputs)

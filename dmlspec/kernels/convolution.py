@@ -79,7 +79,9 @@ def _window_positions(
     L}. Static: computed with NumPy while tracing."""
     padded = [n + a + b for n, a, b in zip(spatial, start_padding, end_padding, strict=True)]
     coordinates = []
-    for size, window, stride, dilation in zip(padded, window_sizes, strides, dilations, strict=True):
+    for size, window, stride, dilation in zip(
+        padded, window_sizes, strides, dilations, strict=True
+    ):
         blocks = (size - (window - 1) * dilation - 1) // stride + 1
         coordinates.append(
             np.arange(window)[:, None] * dilation + np.arange(blocks)[None, :] * stride

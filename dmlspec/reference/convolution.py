@@ -76,25 +76,26 @@ def _windows(f: Fields, spatial: tuple[int, ...]) -> Iterator[tuple[int, int, tu
         (spatial[d] + start[d] + end[d] - dilations[d] * (window[d] - 1) - 1) // strides[d] + 1
         for d in range(count)
     ]
-    for l, block in enumerate(itertools.product(*(range(b) for b in blocks))):
+    for index, block in enumerate(itertools.product(*(range(b) for b in blocks))):
         for k, offset in enumerate(itertools.product(*(range(w) for w in window))):
             p = tuple(
                 block[d] * strides[d] + offset[d] * dilations[d] - start[d] for d in range(count)
             )
             if all(0 <= p[d] < spatial[d] for d in range(count)):
-                yield k, l, p
+                yield k, index, p
 
 
 def _unfold(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     """OutputTensor[n, c * prod(WindowSizes) + k, l] = InputTensor[n, c, p...]; 0 in the
     padding."""
     data = np.asarray(x["InputTensor"])
-    n, channels, *spatial = data.shape
+    _, channels, *spatial = data.shape
     window = math.prod(f.integers("WindowSizes", len(spatial)))
     output = np.zeros(f.sizes("OutputTensor"), f.dtype("OutputTensor"))
-    for k, l, p in _windows(f, tuple(spatial)):
+    for k, block, p in _windows(f, tuple(spatial)):
         for c in range(channels):
-            output[:, c * window + k, l] = data[(slice(None), c, *p)]
+            at: tuple[Any, ...] = (slice(None), c, *p)
+            output[:, c * window + k, block] = data[at]
     return {"OutputTensor": output}
 
 
@@ -104,9 +105,10 @@ def _fold_sums(f: Fields, data: np.ndarray, dtype: Any) -> np.ndarray:
     n, channels, *spatial = f.sizes("OutputTensor")
     window = math.prod(f.integers("WindowSizes", len(spatial)))
     total = np.zeros((n, channels, *spatial), dtype)
-    for k, l, p in _windows(f, tuple(spatial)):
+    for k, block, p in _windows(f, tuple(spatial)):
         for c in range(channels):
-            total[(slice(None), c, *p)] += data[:, c * window + k, l].astype(dtype)
+            at: tuple[Any, ...] = (slice(None), c, *p)
+            total[at] += data[:, c * window + k, block].astype(dtype)
     return total
 
 
