@@ -160,3 +160,16 @@ class OnnxRuntimeAt64(OnnxRuntimeBackend):
     level (MATRIX_MULTIPLY_INTEGER_TO_FLOAT, introduced at 6_2)."""
 
     feature_level = "6_4"
+
+
+class SwappedPaddingFold(NumpyBackend):
+    """FOLD and UNFOLD with StartPadding and EndPadding swapped (the padding on the wrong side)."""
+
+    name = "swapped-padding"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        if str(operator["type"]).removeprefix("DML_OPERATOR_") not in ("FOLD", "UNFOLD"):
+            return reference.run(operator, inputs)
+        desc = dict(operator["desc"])
+        desc["StartPadding"], desc["EndPadding"] = desc["EndPadding"], desc["StartPadding"]
+        return reference.run({**operator, "desc": desc}, inputs)

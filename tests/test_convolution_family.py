@@ -1,10 +1,10 @@
-"""The convolution family (so far GEMM, CONVOLUTION and the integer and quantized matrix
-multiplications): the generated suites pass on dmlspec's kernels, the NumPy reference and
-onnxruntime, judged by the dot-product accuracy model (floating results) or exactly (integers,
-quantized results within the page's open rounding); broken backends are caught (FLOAT32
-accumulated in FLOAT16, a filter flipped or padded on the wrong side, zero points ignored,
-wrapping instead of saturating); DxDispatch's GEMM and convolution models run through dispatch;
-hand-worked results of the pages' definitions."""
+"""The convolution family (so far GEMM, CONVOLUTION, the integer and quantized matrix
+multiplications, FOLD and UNFOLD): the generated suites pass on dmlspec's kernels, the NumPy
+reference and onnxruntime, judged by the dot-product accuracy model (floating results) or
+exactly (integers, quantized results within the page's open rounding); broken backends are
+caught (FLOAT32 accumulated in FLOAT16, a filter flipped or padded on the wrong side, zero
+points ignored, wrapping instead of saturating); DxDispatch's GEMM and convolution models run
+through dispatch; hand-worked results of the pages' definitions."""
 
 from __future__ import annotations
 
@@ -414,3 +414,111 @@ def test_broken_integer_and_quantized_backends_are_caught(
     failed = [t for t in results["tests"] if t["outcome"] == "failed"]
     assert failed
     assert "OutputTensor differs from the reference" in (tmp_path / "junit.xml").read_text()
+
+
+def _window_op(
+    name: str, input_sizes: list[int], output_sizes: list[int], **fields: Any
+) -> dict[str, Any]:
+    return {
+        "type": f"DML_OPERATOR_{name}",
+        "desc": {
+            "InputTensor": {"DataType": "INT32", "Sizes": input_sizes},
+            "OutputTensor": {"DataType": "INT32", "Sizes": output_sizes},
+            "DimensionCount": 1,
+            **fields,
+        },
+    }
+
+
+def test_unfold_by_hand() -> None:
+    # x = [1, 2, 3, 4], window 2, stride 2, dilation 1, one zero before and after:
+    # padded [0, 1, 2, 3, 4, 0] -> blocks [0, 1], [2, 3], [4, 0]; rows: window element 0, 1.
+    operator = _window_op(
+        "UNFOLD",
+        [1, 1, 4],
+        [1, 2, 3],
+        WindowSizes=[2],
+        Strides=[2],
+        Dilations=[1],
+        StartPadding=[1],
+        EndPadding=[1],
+    )
+    x = np.array([[[1, 2, 3, 4]]], np.int32)
+    expected = np.array([[[0, 2, 4], [1, 3, 0]]], np.int32)
+    np.testing.assert_array_equal(
+        reference.run(operator, {"InputTensor": x})["OutputTensor"], expected
+    )
+    np.testing.assert_array_equal(ops.run(operator, {"InputTensor": x})["OutputTensor"], expected)
+
+
+def test_fold_by_hand() -> None:
+    # Output of 4, window 2, dilation 2, stride 1, no padding: blocks cover {0, 2} and {1, 3};
+    # columns [a0, a1] (first window element per block) and [b0, b1] (second).
+    operator = _window_op(
+        "FOLD",
+        [1, 2, 2],
+        [1, 1, 4],
+        WindowSizes=[2],
+        Strides=[1],
+        Dilations=[2],
+        StartPadding=[0],
+        EndPadding=[0],
+    )
+    x = np.array([[[10, 20], [1, 2]]], np.int32)
+    expected = np.array([[[10, 20, 1, 2]]], np.int32)
+    np.testing.assert_array_equal(
+        reference.run(operator, {"InputTensor": x})["OutputTensor"], expected
+    )
+    np.testing.assert_array_equal(ops.run(operator, {"InputTensor": x})["OutputTensor"], expected)
+    # Overlapping windows summed: window 3, stride 1 over 4 -> 2 blocks; element 1 and 2 twice.
+    overlap = _window_op(
+        "FOLD",
+        [1, 3, 2],
+        [1, 1, 4],
+        WindowSizes=[3],
+        Strides=[1],
+        Dilations=[1],
+        StartPadding=[0],
+        EndPadding=[0],
+    )
+    y = np.array([[[1, 10], [2, 20], [3, 30]]], np.int32)
+    expected = np.array([[[1, 2 + 10, 3 + 20, 30]]], np.int32)
+    np.testing.assert_array_equal(
+        reference.run(overlap, {"InputTensor": y})["OutputTensor"], expected
+    )
+    floats = {"DataType": "FLOAT32"}
+    desc = {
+        **overlap["desc"],
+        "InputTensor": {**floats, "Sizes": [1, 3, 2]},
+        "OutputTensor": {**floats, "Sizes": [1, 1, 4]},
+    }
+    operator = {**overlap, "desc": desc}
+    inputs = {"InputTensor": -y.astype(np.float32)}
+    value, bound, _ = reference.run_exact(operator, inputs)["OutputTensor"]
+    np.testing.assert_array_equal(value, -expected)
+    np.testing.assert_array_equal(bound, expected)
+
+
+@pytest.mark.parametrize("backend", ["jax", "numpy", "tests.convolution_backends:OnnxRuntimeAt64"])
+def test_the_fold_and_unfold_suites_pass(backend: str, tmp_path: Path) -> None:
+    if "OnnxRuntime" in backend:
+        pytest.importorskip("onnxruntime")
+    run = conformance(backend, tmp_path, "--ops", "FOLD", "UNFOLD", "--workers", "0")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "support cells hit 58/58" in run.stdout
+
+
+def test_padding_on_the_wrong_side_is_caught(tmp_path: Path) -> None:
+    run = conformance(
+        "tests.convolution_backends:SwappedPaddingFold",
+        tmp_path,
+        "--ops",
+        "FOLD",
+        "UNFOLD",
+        "--workers",
+        "0",
+    )
+    assert run.returncode == 1, run.stdout[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    failed = {t["nodeid"].split("::")[0] for t in results["tests"] if t["outcome"] == "failed"}
+    assert any("test_fold" in f for f in failed) and any("test_unfold" in f for f in failed)

@@ -23,6 +23,7 @@ from dmlspec.compare import exact_mismatches, ulp_mismatches
 from dmlspec.kernels import runtime
 from dmlspec.kernels.runtime import trace_count
 from dmlspec.model import ExampleTensor, OperatorSpec
+from dmlspec.model.examples import example_field_value
 
 CATALOG = load_catalog()
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,7 +41,11 @@ def highest_row(name: str, tensor: str) -> tuple[tuple[int, ...], tuple[str, ...
 def example_case(
     spec: OperatorSpec, fields: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any], Any]:
-    desc = {k: v.to_json() if isinstance(v, ExampleTensor) else v for k, v in fields.items()}
+    # the page's notation ({3, 3}) as operator JSON takes it
+    desc = {
+        k: v.to_json() if isinstance(v, ExampleTensor) else example_field_value(spec.field(k), v)
+        for k, v in fields.items()
+    }
     for tensor in desc.values():
         if isinstance(tensor, dict):
             tensor.pop("Values", None)

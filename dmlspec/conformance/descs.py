@@ -368,7 +368,7 @@ def _derive_counts(
     InputTensor.DimensionCount), and arrays of that length: offsets, sizes and strides start
     small, and a draw that breaks a rule is rejected by the validator. Once many draws were
     rejected (`plain`), the arrays get the values that keep a window inside any tensor: 1 for
-    sizes, strides and repeats, 0 for offsets and paddings (per-dimension rules such as
+    sizes, strides, dilations and repeats, 0 for offsets and paddings (per-dimension rules such as
     "Offsets + (Sizes - 1) * Strides < InputTensor.Sizes" rarely hold for every dimension of a
     random draw)."""
     for name in sorted(n for n in counted if n in derivable and n not in desc):
@@ -384,7 +384,7 @@ def _derive_counts(
                 continue  # derived with the sizes, from the spec's equalities
             if field.count_field == name and field.kind in ("uint_array", "int_array"):
                 small = (-1, 0, 1, 2) if field.kind == "int_array" else (0, 0, 1, 1, 2, 3)
-                one = any(w in field.name for w in ("Size", "Stride", "Repeat"))
+                one = any(w in field.name for w in ("Size", "Stride", "Repeat", "Dilation"))
                 desc[field.name] = [
                     (int(one) if plain and rng.random() < 0.8 else rng.choice(small))
                     for _ in range(value)

@@ -98,10 +98,11 @@ def _bounded_indices(
     """Indices in [-B, B) for a signed type (negative ones count from the end), [0, B) for an
     unsigned one; B is one bound, or one per position of the last axis."""
     count = int(np.prod(shape)) if shape else 1
+    top = int(np.iinfo(np.int64).max)  # a wider bound (2^63 for UINT64) draws up to it
     if isinstance(bound, list):
-        limits = np.resize(np.array(bound, dtype=np.int64), count)
+        limits = np.resize(np.array([min(int(b), top) for b in bound], dtype=np.int64), count)
     else:
-        limits = np.full(count, int(bound), dtype=np.int64)
+        limits = np.full(count, min(int(bound), top), dtype=np.int64)
     lows = -limits if dtype.kind == "i" else np.zeros_like(limits)
     generator = np.random.default_rng(rng.getrandbits(64))
     return generator.integers(lows, limits, size=count).astype(dtype).reshape(shape)
@@ -139,7 +140,7 @@ def draw_inputs(
             dtype = np.dtype(catalog.common.data_type(tensor["DataType"]).numpy)
             shape = tuple(tensor["Sizes"])
             count = int(np.prod(shape)) if shape else 1
-            if field.name in bounds:
+            if field.name in bounds and dtype.kind in "iu":  # a bound on integer data only
                 inputs[field.name] = _bounded_indices(dtype, shape, bounds[field.name], rng)
             else:
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)

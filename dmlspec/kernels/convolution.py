@@ -1,6 +1,6 @@
 """The convolution family as JAX (convolution, matrix multiplication, attention): one table of
-functions, one primitive that runs them; so far GEMM and the integer and quantized matrix
-multiplications.
+functions, one primitive that runs them; so far GEMM, CONVOLUTION, the integer and quantized
+matrix multiplications, FOLD and UNFOLD.
 
 `convolution` is the primitive their specs name. Floating inputs are accumulated in FLOAT32
 (FLOAT16 too: DirectML's accumulation unless a backend runs with half precision allowed),
@@ -8,15 +8,19 @@ at XLA's highest precision (no reduced-precision passes on accelerators), and ro
 the output type after Alpha, Beta, the bias and the FusedActivation. Integer products are
 summed exactly (lax.dot_general with an integer preferred_element_type), zero points
 subtracted first; the quantized operator requantizes as ELEMENT_WISE_QUANTIZE_LINEAR does.
+UNFOLD (im2col) gathers window elements (exact); FOLD (col2im) adds them back with one
+scatter-add.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from .element_wise import _cast, _quantize, fused_activation
@@ -230,6 +234,86 @@ def _quantized_linear_matrix_multiply(
     return _cast(quantized, output_type)
 
 
+def _window_positions(
+    spatial: tuple[int, ...],
+    window_sizes: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    start_padding: tuple[int, ...],
+    end_padding: tuple[int, ...],
+) -> np.ndarray:
+    """Row-major offsets into the padded spatial block of every window element (k, row-major
+    over WindowSizes) of every block (l, row-major over the windows that fit): shape {prod(W),
+    L}. Static: computed with NumPy while tracing."""
+    padded = [n + a + b for n, a, b in zip(spatial, start_padding, end_padding, strict=True)]
+    coordinates = []
+    for size, window, stride, dilation in zip(
+        padded, window_sizes, strides, dilations, strict=True
+    ):
+        blocks = (size - (window - 1) * dilation - 1) // stride + 1
+        coordinates.append(
+            np.arange(window)[:, None] * dilation + np.arange(blocks)[None, :] * stride
+        )
+    offsets = np.zeros((1, 1), np.int64)
+    for size, coordinate in zip(padded, coordinates, strict=True):
+        window, blocks = coordinate.shape
+        offsets = (offsets[:, None, :, None] * size + coordinate[None, :, None, :]).reshape(
+            offsets.shape[0] * window, offsets.shape[1] * blocks
+        )
+    return offsets
+
+
+def _unfold(
+    input: Array,
+    *,
+    window_sizes: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    start_padding: tuple[int, ...],
+    end_padding: tuple[int, ...],
+) -> Array:
+    """im2col: {N, C, spatial...} -> {N, C * prod(WindowSizes), BlockCount}, the zero-padded
+    input's window elements gathered (data movement: exact in every type)."""
+    n, c, *spatial = input.shape
+    padding = [(0, 0, 0), (0, 0, 0)] + [
+        (a, b, 0) for a, b in zip(start_padding, end_padding, strict=True)
+    ]
+    padded = lax.pad(input, jnp.zeros((), input.dtype), padding)
+    positions = _window_positions(
+        tuple(spatial), window_sizes, strides, dilations, start_padding, end_padding
+    )
+    flat = padded.reshape(n, c, -1)
+    gathered = jnp.take(flat, jnp.asarray(positions.reshape(-1)), axis=2)
+    return gathered.reshape(n, c * positions.shape[0], positions.shape[1])
+
+
+def _fold(
+    input: Array,
+    *,
+    window_sizes: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    start_padding: tuple[int, ...],
+    end_padding: tuple[int, ...],
+    output_sizes: tuple[int, ...],
+) -> Array:
+    """col2im: {N, C * prod(WindowSizes), BlockCount} -> {N, C, spatial...}, each window
+    element added into the zero-padded output (floats in FLOAT32 or FLOAT64, integers in their
+    own type), the padding then cut away."""
+    n, c, *spatial = output_sizes
+    positions = _window_positions(
+        tuple(spatial), window_sizes, strides, dilations, start_padding, end_padding
+    )
+    padded = [s + a + b for s, a, b in zip(spatial, start_padding, end_padding, strict=True)]
+    kind = jnp.dtype(input.dtype).kind
+    wide = _accumulation(input.dtype) if kind == "f" else input.dtype
+    values = input.astype(wide).reshape(n, c, -1)
+    total = jnp.zeros((n, c, math.prod(padded)), wide)
+    total = total.at[:, :, jnp.asarray(positions.reshape(-1))].add(values)
+    window = tuple(slice(a, a + s) for a, s in zip(start_padding, spatial, strict=True))
+    return total.reshape(n, c, *padded)[(slice(None), slice(None), *window)].astype(input.dtype)
+
+
 # Every function of the family, by operator name.
 FUNCTIONS: dict[str, Callable[..., Array]] = {
     "GEMM": _gemm,
@@ -237,6 +321,8 @@ FUNCTIONS: dict[str, Callable[..., Array]] = {
     "MATRIX_MULTIPLY_INTEGER": _matrix_multiply_integer,
     "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _matrix_multiply_integer_to_float,
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _quantized_linear_matrix_multiply,
+    "FOLD": _fold,
+    "UNFOLD": _unfold,
 }
 
 

@@ -211,11 +211,13 @@ class _OperatorPageCheck:
                     f"{label} {page_row.tensor} dimension counts",
                     sorted(page_row.dimension_counts),
                     sorted(cell.dimension_counts),
+                    _row_erratum(row, page_row.tensor),
                 )
                 self.compare(
                     f"{label} {page_row.tensor} data types",
                     list(page_row.data_types),
                     list(cell.data_types),
+                    _row_erratum(row, page_row.tensor),
                 )
         for row in self.spec.support:
             if self.page.id in row.sources and (row.feature_level, _when_names(row)) not in seen:
@@ -410,6 +412,13 @@ def _when_names(row: m.SupportRow) -> frozenset[str]:
 def _differing(page: list[str], spec: list[str]) -> list[str]:
     """Names in one list and not the other (what an erratum about the difference must name)."""
     return sorted(set(page) ^ set(spec)) or ["order"]
+
+
+def _row_erratum(row: m.SupportRow, tensor: str) -> str | None:
+    """A row's `Errata:` note that names `tensor`: the spec's record of why a cell departs from
+    the page (FOLD's table leaves its data-type cells empty)."""
+    note = row.note or ""
+    return note if note.startswith("Errata:") and re.search(rf"\b{tensor}\b", note) else None
 
 
 def _row_cites(row: m.SupportRow | None, page_id: str) -> str:

@@ -23,6 +23,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -41,39 +42,283 @@ FIELDS = (
 )
 
 
-def _c1(d: View) -> bool:
-    """FOLD.C1: InputTensor, OutputTensor must have the same DimensionCount."""
-    return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
+def _blocks_per_dimension(d: View) -> Any:
+    """BlocksPerDimension: The page's BlocksPerDimension: how many windows fit along each spatial
+    dimension of the padded OutputTensor (SpatialSize its sizes after (N, C)); meaningful once
+    FOLD.C3 and FOLD.C7 hold.
+    """
+    return (
+        fn.window_output_sizes(
+            d.OutputTensor.Sizes[2:],
+            d.WindowSizes,
+            d.Strides,
+            d.Dilations,
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _block_count(d: View) -> Any:
+    """BlockCount: The page's BlockCount: the number of windows (blocks), the last dimension of
+    InputTensor.
+    """
+    return fn.prod(d.BlocksPerDimension)
+
+
+def _covering_windows(d: View) -> Any:
+    """CoveringWindows: An upper bound of the windows that cover one output element: at most one
+    position of each window, and no more windows than there are.
+    """
+    return fn.min(fn.prod(d.WindowSizes), d.BlockCount)
+
+
+def _integer_half_range(d: View) -> Any:
+    """IntegerHalfRange: 2^(bits - 1) for InputTensor's data type: a signed type's range is
+    [-IntegerHalfRange, IntegerHalfRange), an unsigned one's includes [0, 2 * IntegerHalfRange).
+    """
+    return fn.prod(fn.pad_left([], fn.element_bits(d.InputTensor.DataType) - 1, 2))
+
+
+def _c2(d: View) -> bool:
+    """FOLD.C2: InputTensor and OutputTensor must have the same DataType."""
+    return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
+
+
+def _c3(d: View) -> bool:
+    """FOLD.C3: DimensionCount must be OutputTensor.DimensionCount - 2 (the spatial dimensions after
+    N and C).
+    """
+    return bool(d.DimensionCount == d.OutputTensor.DimensionCount - 2)
+
+
+def _c4(d: View) -> bool:
+    """FOLD.C4: DimensionCount must be in [1, 6]."""
+    return bool(1 <= d.DimensionCount <= 6)
+
+
+def _c5(d: View) -> bool:
+    """FOLD.C5: InputTensor.DimensionCount must be 3: (N, C*prod(WindowSizes), BlockCount)."""
+    return bool(d.InputTensor.DimensionCount == 3)
+
+
+def _c6(d: View) -> bool:
+    """FOLD.C6: every item of WindowSizes must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSizes, 1))
+
+
+def _c7(d: View) -> bool:
+    """FOLD.C7: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c8(d: View) -> bool:
+    """FOLD.C8: every item of Dilations must be at least 1."""
+    return bool(fn.all_at_least(d.Dilations, 1))
+
+
+def _c9(d: View) -> bool:
+    """FOLD.C9: each dilated window ((WindowSizes - 1) * Dilations + 1) must fit in the padded
+    spatial sizes of OutputTensor (StartPadding + OutputTensor.Sizes[2:] + EndPadding):
+    BlocksPerDimension must be at least 1.
+    """
+    return bool(fn.all_at_least(d.BlocksPerDimension, 1))
+
+
+def _c10(d: View) -> bool:
+    """FOLD.C10: InputTensor.Sizes must be {N, C * prod(WindowSizes), BlockCount} with N, C
+    OutputTensor.Sizes[0], [1] and BlockCount the product of window_output_sizes of
+    OutputTensor's spatial sizes.
+    """
+    return bool(
+        d.InputTensor.Sizes
+        == [d.OutputTensor.Sizes[0], d.OutputTensor.Sizes[1] * fn.prod(d.WindowSizes), d.BlockCount]
+    )
+
+
+def _r1(d: View) -> bool:
+    """FOLD.R1: integer InputTensor values must lie in [-B, B) ([0, B) unsigned), B the type's range
+    over the windows covering one element, so that no sum overflows.
+    """
+    return bool(
+        fn.is_float(d.InputTensor.DataType)
+        or fn.all(
+            fn.in_bounds(d.InputTensor.Values, fn.max(d.IntegerHalfRange // d.CoveringWindows, 1)),
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "BlocksPerDimension": _blocks_per_dimension,
+    "BlockCount": _block_count,
+    "CoveringWindows": _covering_windows,
+    "IntegerHalfRange": _integer_half_range,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "FOLD.C1",
-        _c1,
-        "InputTensor, OutputTensor must have the same DimensionCount",
+        "FOLD.C2",
+        _c2,
+        "InputTensor and OutputTensor must have the same DataType",
+        "/InputTensor/DataType",
+        operands=(
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "FOLD.C3",
+        _c3,
+        (
+            "DimensionCount must be OutputTensor.DimensionCount - 2 (the spatial dimensions after N"
+            " and C)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("OutputTensor.DimensionCount - 2", lambda d: d.OutputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "FOLD.C4",
+        _c4,
+        "DimensionCount must be in [1, 6]",
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+        ),
+    ),
+    Rule(
+        "FOLD.C5",
+        _c5,
+        "InputTensor.DimensionCount must be 3: (N, C*prod(WindowSizes), BlockCount)",
         "/InputTensor/DimensionCount",
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
-            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "FOLD.C6",
+        _c6,
+        "every item of WindowSizes must be at least 1",
+        "/WindowSizes",
+        operands=(
+            ("WindowSizes", lambda d: d.WindowSizes),
+        ),
+    ),
+    Rule(
+        "FOLD.C7",
+        _c7,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "FOLD.C8",
+        _c8,
+        "every item of Dilations must be at least 1",
+        "/Dilations",
+        operands=(
+            ("Dilations", lambda d: d.Dilations),
+        ),
+    ),
+    Rule(
+        "FOLD.C9",
+        _c9,
+        (
+            "each dilated window ((WindowSizes - 1) * Dilations + 1) must fit in the padded spatial"
+            " sizes of OutputTensor (StartPadding + OutputTensor.Sizes[2:] + EndPadding): "
+            "BlocksPerDimension must be at least 1"
+        ),
+        "",
+        depends_on=("FOLD.C3", "FOLD.C7"),
+        operands=(
+            ("BlocksPerDimension", lambda d: d.BlocksPerDimension),
+        ),
+    ),
+    Rule(
+        "FOLD.C10",
+        _c10,
+        (
+            "InputTensor.Sizes must be {N, C * prod(WindowSizes), BlockCount} with N, C "
+            "OutputTensor.Sizes[0], [1] and BlockCount the product of window_output_sizes of "
+            "OutputTensor's spatial sizes"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("FOLD.C3", "FOLD.C5", "FOLD.C7", "FOLD.C9"),
+        operands=(
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
         ),
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "FOLD.R1",
+        _r1,
+        (
+            "integer InputTensor values must lie in [-B, B) ([0, B) unsigned), B the type's range "
+            "over the windows covering one element, so that no sum overflows"
+        ),
+        "/InputTensor/DataType",
+        depends_on=("FOLD.C2", "FOLD.C3", "FOLD.C7", "FOLD.C9"),
+        operands=(
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
+            (
+                "in_bounds(InputTensor.Values, max(IntegerHalfRange // CoveringWindows, 1))",
+                lambda d: (
+                    fn.in_bounds(
+                        d.InputTensor.Values,
+                        fn.max(d.IntegerHalfRange // d.CoveringWindows, 1),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
         "6_4",
         {
             "InputTensor": SupportCell(
-                (3, 4, 5, 6, 7, 8),
-                (),
+                (3,),
+                (
+                    "FLOAT64",
+                    "FLOAT32",
+                    "FLOAT16",
+                    "INT64",
+                    "INT32",
+                    "INT16",
+                    "INT8",
+                    "UINT64",
+                    "UINT32",
+                    "UINT16",
+                    "UINT8",
+                ),
             ),
             "OutputTensor": SupportCell(
                 (3, 4, 5, 6, 7, 8),
-                (),
+                (
+                    "FLOAT64",
+                    "FLOAT32",
+                    "FLOAT16",
+                    "INT64",
+                    "INT32",
+                    "INT16",
+                    "INT8",
+                    "UINT64",
+                    "UINT32",
+                    "UINT16",
+                    "UINT8",
+                ),
             ),
         },
     ),
@@ -95,7 +340,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a FOLD operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 1 FOLD error constraints.
+    level, the tensor rules, the support table row in force and the 9 FOLD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -103,7 +348,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
+    """Check the data preconditions (FOLD.R1) of a valid desc against input arrays keyed by tensor
     field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -41,36 +41,186 @@ FIELDS = (
 )
 
 
-def _c1(d: View) -> bool:
-    """UNFOLD.C1: InputTensor, OutputTensor must have the same DimensionCount."""
-    return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
+def _blocks_per_dimension(d: View) -> Any:
+    """BlocksPerDimension: The page's BlocksPerDimension: how many windows fit along each spatial
+    dimension of the padded InputTensor (SpatialSize its sizes after (N, C)); meaningful once
+    UNFOLD.C3 and UNFOLD.C7 hold.
+    """
+    return (
+        fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.WindowSizes,
+            d.Strides,
+            d.Dilations,
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
+def _block_count(d: View) -> Any:
+    """BlockCount: The page's BlockCount: the number of windows (blocks), the last dimension of
+    OutputTensor.
+    """
+    return fn.prod(d.BlocksPerDimension)
 
 
 def _c2(d: View) -> bool:
-    """UNFOLD.C2: DimensionCount must be in [1, 6]."""
+    """UNFOLD.C2: InputTensor and OutputTensor must have the same DataType."""
+    return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
+
+
+def _c3(d: View) -> bool:
+    """UNFOLD.C3: DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions
+    after N and C).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c4(d: View) -> bool:
+    """UNFOLD.C4: DimensionCount must be in [1, 6]."""
     return bool(1 <= d.DimensionCount <= 6)
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c5(d: View) -> bool:
+    """UNFOLD.C5: OutputTensor.DimensionCount must be 3: (N, C*prod(WindowSizes), BlockCount)."""
+    return bool(d.OutputTensor.DimensionCount == 3)
+
+
+def _c6(d: View) -> bool:
+    """UNFOLD.C6: every item of WindowSizes must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSizes, 1))
+
+
+def _c7(d: View) -> bool:
+    """UNFOLD.C7: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c8(d: View) -> bool:
+    """UNFOLD.C8: every item of Dilations must be at least 1."""
+    return bool(fn.all_at_least(d.Dilations, 1))
+
+
+def _c9(d: View) -> bool:
+    """UNFOLD.C9: each dilated window ((WindowSizes - 1) * Dilations + 1) must fit in the padded
+    spatial sizes of InputTensor (StartPadding + InputTensor.Sizes[2:] + EndPadding):
+    BlocksPerDimension must be at least 1.
+    """
+    return bool(fn.all_at_least(d.BlocksPerDimension, 1))
+
+
+def _c10(d: View) -> bool:
+    """UNFOLD.C10: OutputTensor.Sizes must be {N, C * prod(WindowSizes), BlockCount} with N, C
+    InputTensor.Sizes[0], [1] and BlockCount the product of window_output_sizes of InputTensor's
+    spatial sizes.
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1] * fn.prod(d.WindowSizes), d.BlockCount]
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "BlocksPerDimension": _blocks_per_dimension,
+    "BlockCount": _block_count,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "UNFOLD.C1",
-        _c1,
-        "InputTensor, OutputTensor must have the same DimensionCount",
-        "/InputTensor/DimensionCount",
+        "UNFOLD.C2",
+        _c2,
+        "InputTensor and OutputTensor must have the same DataType",
+        "/InputTensor/DataType",
         operands=(
-            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
-            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
         ),
     ),
     Rule(
-        "UNFOLD.C2",
-        _c2,
+        "UNFOLD.C3",
+        _c3,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions after N "
+            "and C)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "UNFOLD.C4",
+        _c4,
         "DimensionCount must be in [1, 6]",
         "/DimensionCount",
         operands=(
             ("DimensionCount", lambda d: d.DimensionCount),
+        ),
+    ),
+    Rule(
+        "UNFOLD.C5",
+        _c5,
+        "OutputTensor.DimensionCount must be 3: (N, C*prod(WindowSizes), BlockCount)",
+        "/OutputTensor/DimensionCount",
+        operands=(
+            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "UNFOLD.C6",
+        _c6,
+        "every item of WindowSizes must be at least 1",
+        "/WindowSizes",
+        operands=(
+            ("WindowSizes", lambda d: d.WindowSizes),
+        ),
+    ),
+    Rule(
+        "UNFOLD.C7",
+        _c7,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "UNFOLD.C8",
+        _c8,
+        "every item of Dilations must be at least 1",
+        "/Dilations",
+        operands=(
+            ("Dilations", lambda d: d.Dilations),
+        ),
+    ),
+    Rule(
+        "UNFOLD.C9",
+        _c9,
+        (
+            "each dilated window ((WindowSizes - 1) * Dilations + 1) must fit in the padded spatial"
+            " sizes of InputTensor (StartPadding + InputTensor.Sizes[2:] + EndPadding): "
+            "BlocksPerDimension must be at least 1"
+        ),
+        "",
+        depends_on=("UNFOLD.C3", "UNFOLD.C7"),
+        operands=(
+            ("BlocksPerDimension", lambda d: d.BlocksPerDimension),
+        ),
+    ),
+    Rule(
+        "UNFOLD.C10",
+        _c10,
+        (
+            "OutputTensor.Sizes must be {N, C * prod(WindowSizes), BlockCount} with N, C "
+            "InputTensor.Sizes[0], [1] and BlockCount the product of window_output_sizes of "
+            "InputTensor's spatial sizes"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("UNFOLD.C3", "UNFOLD.C5", "UNFOLD.C7", "UNFOLD.C9"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
         ),
     ),
 )
@@ -83,11 +233,35 @@ SUPPORT = (
         {
             "InputTensor": SupportCell(
                 (3, 4, 5, 6, 7, 8),
-                (),
+                (
+                    "FLOAT64",
+                    "FLOAT32",
+                    "FLOAT16",
+                    "INT64",
+                    "INT32",
+                    "INT16",
+                    "INT8",
+                    "UINT64",
+                    "UINT32",
+                    "UINT16",
+                    "UINT8",
+                ),
             ),
             "OutputTensor": SupportCell(
-                (3, 4, 5, 6, 7, 8),
-                (),
+                (3,),
+                (
+                    "FLOAT64",
+                    "FLOAT32",
+                    "FLOAT16",
+                    "INT64",
+                    "INT32",
+                    "INT16",
+                    "INT8",
+                    "UINT64",
+                    "UINT32",
+                    "UINT16",
+                    "UINT8",
+                ),
             ),
         },
     ),
@@ -109,7 +283,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a UNFOLD operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 UNFOLD error constraints.
+    level, the tensor rules, the support table row in force and the 9 UNFOLD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
