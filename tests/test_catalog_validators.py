@@ -24,9 +24,9 @@ from dmlspec.validation import check_requires, validate_operator
 CATALOG = load_catalog()
 HIGHEST = CATALOG.common.highest_feature_level.name
 OPERATORS = [spec.name for spec in CATALOG.operators]
-# The pages of FOLD and UNFOLD (6_4) leave every data-type cell of their support table empty:
-# as written, no desc of theirs is valid (recorded in their specs' notes).
-NO_VALID_DESC = {"FOLD", "UNFOLD"}
+# Operators no desc of which is valid as their specs stand (FOLD and UNFOLD were, while their
+# pages' empty data-type cells stood unamended; their specs now record the assumed types).
+NO_VALID_DESC: set[str] = set()
 # Rules no single change can break without breaking a support row too, and why.
 UNBREAKABLE_ALONE = {
     "ADAM_OPTIMIZER.C2": "every ADAM_OPTIMIZER tensor supports exactly 4 dimensions at every "
@@ -36,6 +36,19 @@ UNBREAKABLE_ALONE = {
     "LOCAL_RESPONSE_NORMALIZATION_GRAD.C4": "as LOCAL_RESPONSE_NORMALIZATION.C4",
     "MEAN_VARIANCE_NORMALIZATION2.C5": "a rule of levels below 5_2 on an operator introduced at "
     "6_3: it holds wherever the operator exists (the page states it; the spec notes why)",
+    "FOLD.C4": "DimensionCount is the output's rank less 2 (C3): a count outside 1..6 breaks C3 "
+    "or the support row's dimension counts as well",
+    "FOLD.C5": "the patch tensor's one support row allows 3 dimensions alone, so another rank "
+    "breaks SUPPORT.dimension_count (and C10's sizes) as well",
+    "FOLD.C6": "a window of 0 changes BlockCount, so the patch tensor's sizes (C10) break as well",
+    "FOLD.C8": "a dilation of 0 changes BlockCount (window_output_sizes), so the patch tensor's "
+    "sizes (C10) break as well",
+    "UNFOLD.C4": "DimensionCount is the input's rank less 2 (C3): a count outside 1..6 breaks C3 "
+    "or the support row's dimension counts as well",
+    "UNFOLD.C5": "the patch tensor's one support row allows 3 dimensions alone, so another rank "
+    "breaks SUPPORT.dimension_count (and C10's sizes) as well",
+    "UNFOLD.C6": "a window of 0 changes BlockCount, so the patch tensor's sizes (C10) break as "
+    "well",
     "CONVOLUTION.C8": "the built base descs have GroupCount 1 and channels of 1: one change to "
     "GroupCount breaks C7 (FORWARD's input channels) as well; tests/test_convolution_family.py "
     "breaks it alone from a grouped desc",

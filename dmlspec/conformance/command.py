@@ -154,7 +154,11 @@ def command_conformance(args: argparse.Namespace) -> int:
         options += ["-n", args.workers, "--dist", "loadfile"]
     options += selection.pytest_options(report_dir)
     level = args.feature_level or str(backend.feature_level)
-    ran = f"{len(operators)} operators" if operators else "every operator with a kernel"
+    ran = (
+        f"{len(operators)} operator{'' if len(operators) == 1 else 's'}"
+        if operators
+        else "every operator with a kernel"
+    )
     print(
         f"dmlspec conformance: {ran} on {backend.name} at feature level "
         f"{level.removeprefix('DML_FEATURE_LEVEL_')}, profile {args.profile}, "
