@@ -96,6 +96,17 @@ def test_dxdispatch_gemm_models_run(model: str, capsys: pytest.CaptureFixture[st
         assert f"{float(value):g}" in printed or str(int(value)) in printed
 
 
+@pytest.mark.skipif(not DXDISPATCH.is_dir(), reason="needs ../shared/reference/dxdispatch")
+def test_dxdispatch_gemm_graph_binds_the_owned_tensor_at_initialization(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # BTensor (DML_TENSOR_FLAG_OWNED_BY_DML) is bound by the dispatchable's own bindings;
+    # A and B are 32x32 ones, so every output element is a sum of 32 ones.
+    run_model(DXDISPATCH / "dml_gemm_graph.json", load_backend("jax"), False)
+    printed = capsys.readouterr().out
+    assert printed == "Resource 'output': " + ", ".join(["32"] * 1024) + "\n"
+
+
 def _convolution(direction: str, mode: str, sizes: dict[str, list[int]], **fields: Any) -> Any:
     desc: dict[str, Any] = {
         name: {"DataType": "FLOAT32", "Sizes": value} for name, value in sizes.items()

@@ -315,6 +315,76 @@ def test_dispatch_rejects_malformed_models_with_a_pointer(
     assert message in result.stderr, result.stderr
 
 
+def _copy_model(bindings: dict[str, str], commands: list[dict[str, object]]) -> dict[str, object]:
+    """IDENTITY dispatchables "copy_b" (bound to nothing at initialization) and "init" (its
+    InputTensor bound to resource "a" at initialization) over 3 FLOAT32 values."""
+    tensor = {"DataType": "FLOAT32", "Sizes": [3]}
+    identity = {"InputTensor": tensor, "OutputTensor": tensor}
+    ones = {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 3, "value": 1}}
+    twos = {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 3, "value": 2}}
+    return {
+        "resources": {"a": ones, "b": twos, "out": twos},
+        "dispatchables": {
+            "copy_b": {"type": "DML_OPERATOR_ELEMENT_WISE_IDENTITY", "desc": identity},
+            "init": {
+                "type": "DML_OPERATOR_ELEMENT_WISE_IDENTITY",
+                "desc": identity,
+                "bindings": bindings,
+            },
+        },
+        "commands": commands,
+    }
+
+
+def test_dispatch_reads_initialization_bindings_once_before_any_command(tmp_path: Path) -> None:
+    # DxDispatch initializes dispatchables after the resources and before the commands: "init"
+    # keeps a's first contents (ones) though a copy of b (twos) overwrites a before it runs.
+    model = _copy_model(
+        {"InputTensor": "a"},
+        [
+            {
+                "type": "dispatch",
+                "dispatchable": "copy_b",
+                "bindings": {"InputTensor": "b", "OutputTensor": "a"},
+            },
+            {"type": "dispatch", "dispatchable": "init", "bindings": {"OutputTensor": "out"}},
+            {"type": "print", "resource": "a"},
+            {"type": "print", "resource": "out"},
+        ],
+    )
+    result = cli("dispatch", str(_model(tmp_path, model)))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Resource 'a': 2, 2, 2\nResource 'out': 1, 1, 1\n"
+
+
+@pytest.mark.parametrize(
+    ("bindings", "command_bindings", "message"),
+    [
+        (
+            {"OutputTensor": "out"},
+            {"InputTensor": "a"},
+            "/dispatchables/init/bindings/OutputTensor: only inputs are bound at initialization",
+        ),
+        (
+            {"InputTensor": "a"},
+            {"InputTensor": "b", "OutputTensor": "out"},
+            "/commands/0/bindings/InputTensor: InputTensor is bound at the dispatchable's "
+            "initialization already",
+        ),
+    ],
+)
+def test_dispatch_rejects_misplaced_initialization_bindings(
+    tmp_path: Path, bindings: dict[str, str], command_bindings: dict[str, str], message: str
+) -> None:
+    model = _copy_model(
+        bindings, [{"type": "dispatch", "dispatchable": "init", "bindings": command_bindings}]
+    )
+    result = cli("dispatch", str(_model(tmp_path, model)))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr, result.stderr
+
+
 def test_dispatch_reads_files_beside_the_model(tmp_path: Path) -> None:
     np.save(tmp_path / "start.npy", np.array([1.5], np.float32))
     (tmp_path / "raw.bin").write_bytes(np.array([4, 5, 6], np.uint32).tobytes())

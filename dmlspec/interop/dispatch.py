@@ -8,7 +8,9 @@ not leave unless allowed). A dispatch binds resources to tensor fields; the inpu
 the tensor's data type and Sizes from the buffer's start, the outputs written there. A tensor
 whose desc has Strides is bound as its buffer (TotalTensorSizeInBytes, else
 DMLCalcBufferTensorSize, bytes from the resource's start), which the resource must hold: a
-strided output's current contents are its initial buffer, and only its view is written.
+strided output's current contents are its initial buffer, and only its view is written. A
+dispatchable's own `bindings` bind inputs at initialization (a tensor flagged
+DML_TENSOR_FLAG_OWNED_BY_DML, as in dml_gemm_graph.json): read once, before the first command.
 
 Nothing is allocated before it is checked: a resource holds at most `DMLSPEC_MAX_ELEMENTS`
 elements and `DMLSPEC_MAX_BUFFER_BYTES` bytes, all resources together at most
@@ -322,26 +324,73 @@ def _check_operator(name: str, dispatchable: Any) -> None:
         )
 
 
+def _output_fields(operator: Mapping[str, Any]) -> set[str]:
+    from ..validation import validator_for
+
+    table = validator_for(operator).TABLE  # type: ignore[union-attr]
+    return {f.name for f in table.fields if f.kind in ("output_tensor", "output_tensor_array")}
+
+
+def _initialized(
+    name: str, dispatchable: Mapping[str, Any], buffers: dict[str, np.ndarray]
+) -> dict[str, Any]:
+    """The inputs a dispatchable binds at initialization: its own `bindings` (DxDispatch's
+    initializer bindings, how a tensor flagged DML_TENSOR_FLAG_OWNED_BY_DML gets its data, as in
+    dml_gemm_graph.json). DxDispatch initializes dispatchables once, after the resources and
+    before any command, so their data is read then: later writes to the resource do not reach
+    it."""
+    bindings = dispatchable.get("bindings")
+    if bindings is None:
+        return {}
+    pointer = f"/dispatchables/{name}"
+    outputs = _output_fields(dispatchable)
+    if isinstance(bindings, Mapping):
+        bound_outputs = sorted(set(bindings) & outputs)
+        if bound_outputs:
+            raise DispatchError(
+                f"{pointer}/bindings/{bound_outputs[0]}",
+                "only inputs are bound at initialization; bind outputs in a dispatch command",
+            )
+    inputs, _ = _bound_fields(dispatchable, bindings, buffers, pointer, outputs)
+    return inputs
+
+
 def _dispatch(
     operator: Mapping[str, Any],
     bindings: Any,
     buffers: dict[str, np.ndarray],
     backend: Any,
     pointer: str,
+    initialized: Mapping[str, Any],
 ) -> None:
+    output_fields = _output_fields(operator)
+    inputs, outputs = _bound_fields(operator, bindings, buffers, pointer, output_fields)
+    twice = sorted(set(inputs) & set(initialized) - output_fields)
+    if twice:
+        raise DispatchError(
+            f"{pointer}/bindings/{twice[0]}",
+            f"{twice[0]} is bound at the dispatchable's initialization already",
+        )
+    inputs.update(initialized)
+    _execute(operator, inputs, outputs, buffers, backend, pointer)
+
+
+def _bound_fields(
+    operator: Mapping[str, Any],
+    bindings: Any,
+    buffers: dict[str, np.ndarray],
+    pointer: str,
+    output_fields: set[str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The data of the tensors `bindings` binds (inputs, and a strided output's initial buffer)
+    and where each output goes: field -> (resource, byte offset), a list for a tensor array."""
     if not isinstance(bindings, Mapping):
         raise DispatchError(
             f"{pointer}/bindings", "must be an object mapping tensor fields to resources"
         )
-    from ..validation import validator_for
-
     desc = operator["desc"]
-    table = validator_for(operator).TABLE  # type: ignore[union-attr]
-    output_fields = {
-        f.name for f in table.fields if f.kind in ("output_tensor", "output_tensor_array")
-    }
     inputs: dict[str, Any] = {}
-    outputs: dict[str, Any] = {}  # field -> (resource, byte offset), a list for a tensor array
+    outputs: dict[str, Any] = {}
     for field, binding in bindings.items():
         where = f"{pointer}/bindings/{field}"
         tensor = desc.get(field)
@@ -374,6 +423,17 @@ def _dispatch(
                 inputs[field] = data.copy()
         else:
             inputs[field] = data
+    return inputs, outputs
+
+
+def _execute(
+    operator: Mapping[str, Any],
+    inputs: dict[str, Any],
+    outputs: dict[str, Any],
+    buffers: dict[str, np.ndarray],
+    backend: Any,
+    pointer: str,
+) -> None:
     try:
         results = backend.run(operator, inputs)
     except (Unsupported, InvalidOperator) as error:
@@ -494,6 +554,10 @@ def run_model(
                 f"operator types (`dmlspec list` shows them){hint}",
             )
         _check_operator(name, dispatchable)
+    initialized = {
+        name: _initialized(name, dispatchable, buffers)
+        for name, dispatchable in dispatchables.items()
+    }
     commands = model.get("commands", [])
     if not isinstance(commands, list):
         raise DispatchError("/commands", "must be an array")
@@ -504,7 +568,14 @@ def run_model(
             target = command.get("dispatchable")
             if not isinstance(target, str) or target not in dispatchables:
                 raise DispatchError(f"{pointer}/dispatchable", f"no dispatchable {quote(target)}")
-            _dispatch(dispatchables[target], command.get("bindings"), buffers, backend, pointer)
+            _dispatch(
+                dispatchables[target],
+                command.get("bindings"),
+                buffers,
+                backend,
+                pointer,
+                initialized[target],
+            )
         elif kind == "print":
             resource = command.get("resource")
             if not isinstance(resource, str) or resource not in buffers:
