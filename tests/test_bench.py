@@ -32,7 +32,14 @@ from dmlspec.bench.families import (
 )
 from dmlspec.bench.hlo import summarize
 from dmlspec.bench.markdown import noise_note
-from dmlspec.bench.peak import convolution_flops, gemm_flops, gigaflops, measure_matmul_peak
+from dmlspec.bench.peak import (
+    MatmulPeak,
+    convolution_flops,
+    gemm_flops,
+    gigaflops,
+    higher_peak,
+    measure_matmul_peak,
+)
 from dmlspec.bench.peers import torch_peer
 from dmlspec.bench.targets import (
     BEST_NEW_PEER,
@@ -998,6 +1005,15 @@ def test_the_matmul_peak_is_the_fastest_matrix_multiply_measured() -> None:
     assert peak.source == f"{best}, 64^3 FLOAT32"
 
 
+def test_the_peak_is_the_higher_of_the_measurements_before_and_after_the_cases() -> None:
+    before = MatmulPeak(30.0, "numpy BLAS np.matmul, 2048^3 FLOAT32", 2048, {"a": 25.0, "b": 30.0})
+    after = MatmulPeak(40.0, "a, 2048^3 FLOAT32", 2048, {"a": 40.0, "b": 12.0})
+    higher = higher_peak(before, after)
+    assert higher.measured == {"a": 40.0, "b": 30.0}
+    assert (higher.gflops, higher.source) == (40.0, "a, 2048^3 FLOAT32")
+    assert higher_peak(after, before) == higher
+
+
 def _compute_case(
     numpy_in: float, out: float, peak_gflops: float | None = 50.0
 ) -> dict[str, dict[str, Any]]:
@@ -1142,6 +1158,9 @@ def test_a_convolution_run_prints_gflops_and_the_peak(
     assert "gemm_float16: numpy in <= 1.1x plain XLA on NumPy arrays" in printed
     results = json.loads(output.read_text())
     assert results["matmul_peak"]["size"] == 64
+    before, after = results["matmul_peaks_before_and_after"]
+    assert results["matmul_peak"]["gflops"] == max(before["gflops"], after["gflops"])
+    assert "GFLOP/s before the cases" in printed
     (case,) = results["cases"]
     assert case["name"] == "gemm_float16" and case["family"] == "convolution"
     assert all(v["fraction_of_peak"] > 0 for v in case["variants"])

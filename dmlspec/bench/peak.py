@@ -6,7 +6,8 @@ MLPerf's), and only the products of the matrix multiply or the convolution windo
 Beta, a bias or an activation are a few operations per output element, not per product.
 
 The peak is a FLOAT32 matrix multiply of PEAK_SIZE^3 measured in the run, interleaved rounds,
-medians. Which one:
+medians, before the cases and after them, the higher of the two (on a shared machine another
+tenant's load lowers one of them, and a peak is the best the machine did). Which one:
 - on the CPU, the faster of NumPy's BLAS (`np.matmul`: OpenBLAS's or MKL's hand-tuned sgemm,
   usually the fastest matrix multiply a CPU runs) and XLA's `jnp.matmul` (its CPU dot, Eigen
   or oneDNN, which may win on some CPUs): the peak is the best this machine did in this run, so
@@ -38,6 +39,7 @@ __all__ = [
     "convolution_flops",
     "gemm_flops",
     "gigaflops",
+    "higher_peak",
     "measure_matmul_peak",
 ]
 
@@ -51,6 +53,13 @@ class MatmulPeak:
     source: str  # which one, in words
     size: int  # the matrices' side
     measured: dict[str, float]  # GFLOP/s of each matrix multiply timed, at its median
+
+
+def higher_peak(first: MatmulPeak, second: MatmulPeak) -> MatmulPeak:
+    """Two measurements of the same matrix multiplies as one: each one's higher rate."""
+    measured = {n: max(r, second.measured.get(n, 0.0)) for n, r in first.measured.items()}
+    best = max(measured, key=measured.__getitem__)
+    return MatmulPeak(measured[best], f"{best}, {first.size}^3 FLOAT32", first.size, measured)
 
 
 def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> int:
