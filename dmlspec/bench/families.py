@@ -43,6 +43,7 @@ __all__ = [
     "compiled_text",
     "dmlspec_variants",
     "dot_product_expected",
+    "is_plain_xla_on_numpy",
     "jitted",
     "normal",
     "numpy_variants",
@@ -249,6 +250,12 @@ def plain_xla_on_numpy(
         moved,
         numpy_inputs=tuple(inputs),
     )
+
+
+def is_plain_xla_on_numpy(library: str, name: str) -> bool:
+    """Whether a variant (its library and name, as a Variant or the results JSON has them) is
+    plain XLA given the NumPy arrays (`plain_xla_on_numpy`)."""
+    return library == PLAIN_XLA and name.endswith(ON_NUMPY_ARRAYS)
 
 
 def numpy_variants(

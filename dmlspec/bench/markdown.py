@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .families import KERNEL_JIT, ON_NUMPY_ARRAYS, PLAIN_XLA
+from .families import KERNEL_JIT, PLAIN_XLA, is_plain_xla_on_numpy
 
 __all__ = ["noise_note", "render_results"]
 
@@ -102,11 +102,7 @@ def _large_table(cases: list[dict[str, Any]]) -> list[str]:
             cells.append(_time(reference["median_seconds"]) if reference else "-")
         if compute:
             on_numpy = next(
-                (
-                    v
-                    for v in case["variants"]
-                    if v["library"] == PLAIN_XLA and v["name"].endswith(ON_NUMPY_ARRAYS)
-                ),
+                (v for v in case["variants"] if is_plain_xla_on_numpy(v["library"], v["name"])),
                 None,
             )
             cells.append(_time(on_numpy["median_seconds"]) if on_numpy else "-")

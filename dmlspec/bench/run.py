@@ -459,7 +459,7 @@ def _print_summary(cases: list[dict[str, Any]]) -> None:
     jitted whole and plain XLA (both writing into a donated buffer, as out= does), the best
     peer, and out='s share of the copy bandwidth; for a compute-bound family (its cases count
     FLOPs) plain XLA on the NumPy arrays too, and out='s GFLOP/s and share of the peak."""
-    from .families import KERNEL_JIT, ON_NUMPY_ARRAYS, PLAIN_XLA
+    from .families import KERNEL_JIT, PLAIN_XLA, is_plain_xla_on_numpy
 
     groups: dict[str, list[tuple[str, ...]]] = {}
     for case in cases:
@@ -471,11 +471,7 @@ def _print_summary(cases: list[dict[str, Any]]) -> None:
         out = ours.get("jax out=")
         compute = out is not None and "gflops" in out
         plain_numpy = next(
-            (
-                v
-                for (lib, _, n), v in found.items()
-                if lib == PLAIN_XLA and n.endswith(ON_NUMPY_ARRAYS)
-            ),
+            (v for (lib, _, n), v in found.items() if is_plain_xla_on_numpy(lib, n)),
             None,
         )
         header: tuple[str, ...] = ("case", "numpy in")

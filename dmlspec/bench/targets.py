@@ -28,7 +28,7 @@ import numpy as np
 from ..kernels import host
 from .accelerator import DeviceRates
 from .cases import FAMILY_CASES, FAMILY_OPERATORS
-from .families import KERNEL_JIT, ON_NUMPY_ARRAYS, PLAIN_XLA
+from .families import KERNEL_JIT, ON_NUMPY_ARRAYS, PLAIN_XLA, is_plain_xla_on_numpy
 from .timing import MiB, Timing, Variant
 from .variants import IN_PLACE, NEW, TRIVIAL, TRIVIAL_NUMPY_IN
 
@@ -126,9 +126,9 @@ def _peer(case: list[Timing], against: str) -> Timing | None:
         ]
         return min(peers, key=lambda t: t.median, default=None)
     if against == PLAIN_XLA_NUMPY_IN:
-        return _named_library(case, PLAIN_XLA, lambda v: v.name.endswith(ON_NUMPY_ARRAYS))
+        return _first(case, lambda v: is_plain_xla_on_numpy(v.library, v.name))
     if against == PLAIN_XLA_OUT:
-        return _named_library(case, PLAIN_XLA, lambda v: v.mode == IN_PLACE)
+        return _first(case, lambda v: v.library == PLAIN_XLA and v.mode == IN_PLACE)
     # A peer's new-output form where it also has an in-place one of the same name; of the
     # same peer in other configurations ("onnxruntime GatherND, spinning, alone"), the fastest.
     named = [
@@ -138,10 +138,8 @@ def _peer(case: list[Timing], against: str) -> Timing | None:
     return named[0] if named else None
 
 
-def _named_library(
-    case: list[Timing], library: str, wanted: Callable[[Variant], bool]
-) -> Timing | None:
-    return next((t for t in case if t.variant.library == library and wanted(t.variant)), None)
+def _first(case: list[Timing], wanted: Callable[[Variant], bool]) -> Timing | None:
+    return next((t for t in case if wanted(t.variant)), None)
 
 
 def check_targets(
