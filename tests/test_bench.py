@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -19,18 +20,35 @@ import pytest
 from dmlspec.bench import families
 from dmlspec.bench import main as bench_main
 from dmlspec.bench.accelerator import DeviceRates, measure_device
-from dmlspec.bench.cases import FAMILY_OPERATORS, SIZES, build_cases, case_families
+from dmlspec.bench.cases import FAMILY_CASES, FAMILY_OPERATORS, SIZES, build_cases, case_families
 from dmlspec.bench.families import (
     KERNEL_JIT,
+    ON_NUMPY_ARRAYS,
     PLAIN_XLA,
     compiled_text,
+    dot_product_expected,
     operator_json,
     spec_tolerance,
 )
 from dmlspec.bench.hlo import summarize
 from dmlspec.bench.markdown import noise_note
+from dmlspec.bench.peak import (
+    MatmulPeak,
+    convolution_flops,
+    gemm_flops,
+    gigaflops,
+    higher_peak,
+    measure_matmul_peak,
+)
 from dmlspec.bench.peers import torch_peer
-from dmlspec.bench.targets import BEST_NEW_PEER, BEST_PEER, TARGETS, check_targets
+from dmlspec.bench.targets import (
+    BEST_NEW_PEER,
+    BEST_PEER,
+    PLAIN_XLA_NUMPY_IN,
+    PLAIN_XLA_OUT,
+    TARGETS,
+    check_targets,
+)
 from dmlspec.bench.timing import Timing, Variant, matches, time_variants
 from dmlspec.bench.variants import TRIVIAL, TRIVIAL_NUMPY_IN
 from tests.kernel_cases import misaligned
@@ -50,9 +68,10 @@ def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
     names = {case["name"] for case in results["cases"]}
     assert names == set(build_cases())
     for case in results["cases"]:
-        assert case["size"] == ("large" if "_large" in case["name"] else "small")
+        assert case["size"] == ("small" if "_small" in case["name"] else "large")
         libraries = {v["library"] for v in case["variants"]}
-        assert {"dmlspec", "numpy"} <= libraries
+        # NumPy has no convolution, and no BLAS for FLOAT16 (convolution.py)
+        assert "dmlspec" in libraries and ("numpy" in libraries or case["family"] == "convolution")
         if case["family"] != "seed":
             assert "onnxruntime" in libraries, case["name"]
             dmlspec = {v["name"] for v in case["variants"] if v["library"] == "dmlspec"}
@@ -66,7 +85,8 @@ def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
         assert entry["met"] in (True, False, None)
         assert entry["met"] is not False or entry["evidence"]
     # The printout groups cases and targets by family.
-    for family in ("seed", "element_wise", "reduction", "data_movement"):
+    assert results["matmul_peak"]["gflops"] > 0  # the convolution family ran: peak measured
+    for family in ("seed", "element_wise", "reduction", "data_movement", "convolution"):
         assert f"== {family} ==" in finished.stdout and f"  {family}: " in finished.stdout
 
 
@@ -927,3 +947,224 @@ def test_the_readmes_run_tables_are_the_rendering_of_the_run_it_names() -> None:
     assert named, "the README names no run rendered by --markdown"
     for path in named:
         assert render_results(json.loads((ROOT / path).read_text())) in readme, path
+
+
+# The convolution family: compute-bound cases, read in GFLOP/s against the matrix-multiply
+# peak, and targets against plain XLA.
+
+
+def test_the_convolution_familys_cases_build_and_run_at_tiny_sizes() -> None:
+    grouped = case_families()
+    for family_case in FAMILY_CASES:
+        assert grouped[family_case.name] == "convolution"
+        case = _tiny(family_case.name)
+        assert case.size == "large" and case.family == "convolution"  # type: ignore[attr-defined]
+        variants = case.variants  # type: ignore[attr-defined]
+        assert all(v.flops > 0 for v in variants), family_case.name
+        timings = time_variants(variants, 1, 0, 1, case.expected, case.tolerance)  # type: ignore[attr-defined]
+        assert all(t.correct for t in timings), [
+            (t.variant.label, t.correct) for t in timings if not t.correct
+        ]
+        names = {(v.library, v.name) for v in variants}
+        assert {("dmlspec", n) for n in ("numpy in", "jax", "jax out=")} <= names
+        assert any(lib == PLAIN_XLA and n.endswith(ON_NUMPY_ARRAYS) for lib, n in names)
+        assert "onnxruntime" in {v.library for v in variants}
+        targeted = {(t.ours, t.against) for t in TARGETS if t.case == family_case.name}
+        assert targeted == {("numpy in", PLAIN_XLA_NUMPY_IN), ("jax out=", PLAIN_XLA_OUT)}
+    assert {c.name for c in FAMILY_CASES} >= {"convolution_3x3", "gemm_float16"}
+
+
+def test_flops_gflops_and_the_share_of_the_peak_on_known_numbers() -> None:
+    from dmlspec.bench.run import _case_summary
+
+    assert gemm_flops(1024, 1024, 1024) == 2 * 1024**3 == 2_147_483_648
+    assert gemm_flops(2, 3, 4, batch=5) == 240
+    # ResNet-50's 3x3 of stage 1: 64 -> 64 channels at 56x56, 64 * 9 products per output.
+    assert convolution_flops(1, 64, (56, 56), 64, (3, 3)) == 231_211_008
+    assert convolution_flops(1, 256, (14, 14), 1, (3, 3)) == 2 * 256 * 196 * 9  # depthwise
+    assert gigaflops(2_000_000_000, 0.1) == pytest.approx(20.0)
+    variant = Variant("jax out=", "dmlspec", "in place", lambda: None, 1 << 20, flops=4 * 10**9)
+    timing = Timing(variant, [0.2, 0.1, 0.4], correct=True, calls=3)
+    assert timing.gigaflops_per_second == pytest.approx(20.0)  # at the median, 0.2 s
+    summary = _case_summary("gemm_float32", [timing], 20.0, None, peak_gflops=80.0)
+    (row,) = summary["variants"]
+    assert row["gflops"] == pytest.approx(20.0) and row["fraction_of_peak"] == pytest.approx(0.25)
+    assert row["flops"] == 4 * 10**9
+    no_peak = _case_summary("gemm_float32", [timing], 20.0, None)["variants"][0]
+    assert no_peak["fraction_of_peak"] is None
+    bytes_only = _timing("np.add", "numpy", "new output", 0.01)
+    assert "gflops" not in _case_summary("add_large", [bytes_only], 20.0, None)["variants"][0]
+
+
+def test_the_matmul_peak_is_the_fastest_matrix_multiply_measured() -> None:
+    peak = measure_matmul_peak(runs=1, size=64)
+    assert peak.size == 64 and peak.gflops == max(peak.measured.values()) > 0
+    if jax.devices()[0].platform == "cpu":  # NumPy's BLAS competes only on the CPU
+        assert set(peak.measured) == {"jnp.matmul on the cpu", "numpy BLAS np.matmul"}
+    best = max(peak.measured, key=peak.measured.__getitem__)
+    assert peak.source == f"{best}, 64^3 FLOAT32"
+
+
+def test_the_peak_is_the_higher_of_the_measurements_before_and_after_the_cases() -> None:
+    before = MatmulPeak(30.0, "numpy BLAS np.matmul, 2048^3 FLOAT32", 2048, {"a": 25.0, "b": 30.0})
+    after = MatmulPeak(40.0, "a, 2048^3 FLOAT32", 2048, {"a": 40.0, "b": 12.0})
+    higher = higher_peak(before, after)
+    assert higher.measured == {"a": 40.0, "b": 30.0}
+    assert (higher.gflops, higher.source) == (40.0, "a, 2048^3 FLOAT32")
+    assert higher_peak(after, before) == higher
+
+
+def _compute_case(
+    numpy_in: float, out: float, peak_gflops: float | None = 50.0
+) -> dict[str, dict[str, Any]]:
+    flops = 2 * 10**9
+
+    def timed(name: str, library: str, mode: str, seconds: float) -> Timing:
+        variant = Variant(name, library, mode, lambda: None, 1 << 20, flops=flops)
+        return Timing(variant, [seconds], correct=True, calls=1)
+
+    case = [
+        timed("numpy in", "dmlspec", "new output", numpy_in),
+        timed("jax", "dmlspec", "new output", 0.100),
+        timed("jax out=", "dmlspec", "in place", out),
+        timed("jax.jit(ops.gemm) out=", KERNEL_JIT, "in place", 0.100),
+        timed("jax.jit(jnp.matmul)", PLAIN_XLA, "new output", 0.090),
+        timed("jax.jit(jnp.matmul) out=", PLAIN_XLA, "in place", 0.100),
+        timed(f"jax.jit(jnp.matmul) {ON_NUMPY_ARRAYS}", PLAIN_XLA, "new output", 0.100),
+        timed("onnxruntime MatMul", "onnxruntime", "new output", 0.010),  # information only
+    ]
+    results = check_targets({"gemm_float32": case}, 20.0, 1e-6, peak_gflops=peak_gflops)
+    return {r["target"]: r for r in results}
+
+
+def test_convolution_targets_compare_with_plain_xla_and_never_with_the_peers() -> None:
+    results = _compute_case(numpy_in=0.105, out=0.120)
+    numpy_in = results[f"gemm_float32: numpy in <= 1.1x {PLAIN_XLA_NUMPY_IN}"]
+    assert numpy_in["met"] is True and numpy_in["value"] == pytest.approx(1.05)
+    assert f"vs jax.jit(jnp.matmul) {ON_NUMPY_ARRAYS} 100.000 ms" in numpy_in["measured"]
+    out = results[f"gemm_float32: jax out= <= 1.1x {PLAIN_XLA_OUT}"]
+    assert out["met"] is False and out["value"] == pytest.approx(1.2)
+    assert "vs jax.jit(jnp.matmul) out= 100.000 ms" in out["measured"]
+    # Its GFLOP/s against the peak (2 GFLOP in 120 ms: 16.7 GFLOP/s, a third of 50).
+    assert (
+        "jax out=: 120.000 ms, 16.7 GFLOP/s = 33% of the matrix-multiply peak" in (out["evidence"])
+    )
+    assert any(
+        n.startswith("fastest peer: onnxruntime MatMul (new output) 10.000 ms, 200.0 GFLOP/s")
+        for n in out["evidence"]
+    )
+    assert len(results) == 2  # the onnxruntime peer, 10x faster, is no target
+    edge = _compute_case(numpy_in=0.110, out=0.110)
+    assert all(e["met"] for e in edge.values())  # 1.1x is within the limit
+    without_peak = _compute_case(numpy_in=0.2, out=0.2, peak_gflops=None)
+    missed = without_peak[f"gemm_float32: jax out= <= 1.1x {PLAIN_XLA_OUT}"]
+    assert not any("GFLOP/s" in n for n in missed["evidence"])  # bytes as before
+
+
+def test_convolution_cases_need_no_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(families, "optional", lambda name: None)
+    convolution = _tiny("convolution_depthwise")
+    libraries = {v.library for v in convolution.variants}  # type: ignore[attr-defined]
+    assert libraries == {"dmlspec", KERNEL_JIT, PLAIN_XLA, "onnxruntime"}
+    gemm = _tiny("gemm_float32")
+    assert {v.library for v in gemm.variants} == libraries | {"numpy"}  # type: ignore[attr-defined]
+
+
+def test_the_dot_product_bound_admits_any_summation_order_and_no_more() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((1, 1, 8, 512)).astype(np.float32)
+    b = rng.standard_normal((1, 1, 512, 8)).astype(np.float32)
+    operator = operator_json(
+        "GEMM",
+        {"ATensor": a, "BTensor": b, "OutputTensor": np.zeros((1, 1, 8, 8), np.float32)},
+        TransA="DML_MATRIX_TRANSFORM_NONE",
+        TransB="DML_MATRIX_TRANSFORM_NONE",
+        Alpha=1.0,
+        Beta=0.0,
+    )
+    expected, tolerance = dot_product_expected(operator, {"ATensor": a, "BTensor": b})
+    assert expected.dtype == np.float32 and expected.shape == (1, 1, 8, 8)
+    assert "GemmK + 3" in tolerance.rule
+    products = a[0, 0][:, :, None] * b[0, 0][None, :, :]  # (8, 512, 8), float32
+    forwards = np.cumsum(products, axis=1, dtype=np.float32)[:, -1][None, None]
+    backwards = np.cumsum(products[:, ::-1], axis=1, dtype=np.float32)[:, -1][None, None]
+    assert matches(forwards, expected, tolerance) and matches(backwards, expected, tolerance)
+    dropped = expected.copy()
+    dropped[0, 0, 2, 3] -= products[2, 0, 3] + np.float32(1.0)  # a product left out, and more
+    assert not matches(dropped, expected, tolerance)
+    with pytest.raises(ValueError, match="not judged by the dot-product model"):
+        x = np.ones((4, 4), np.float32)
+        dot_product_expected(
+            operator_json("ELEMENT_WISE_EXP", {"InputTensor": x, "OutputTensor": x}),
+            {"InputTensor": x},
+        )
+
+
+def test_markdown_shows_a_compute_familys_gflops_and_share_of_the_peak() -> None:
+    from dmlspec.bench.markdown import render_results
+
+    def variant(name: str, library: str, mode: str, seconds: float) -> dict[str, object]:
+        return {
+            **_variant(name, library, mode, seconds),
+            "flops": 2 * 10**9,
+            "gflops": 2 / seconds,
+            "fraction_of_peak": 2 / seconds / 50.0,
+        }
+
+    results = {
+        "cases": [
+            {
+                "name": "gemm_float32",
+                "size": "large",
+                "family": "convolution",
+                "variants": [
+                    variant("numpy in", "dmlspec", "new output", 0.110),
+                    variant("jax out=", "dmlspec", "in place", 0.100),
+                    variant("jax.jit(jnp.matmul) out=", PLAIN_XLA, "in place", 0.095),
+                    variant(
+                        f"jax.jit(jnp.matmul) {ON_NUMPY_ARRAYS}", PLAIN_XLA, "new output", 0.105
+                    ),
+                ],
+                "best_peer": "numpy np.matmul",
+                "best_peer_seconds": 0.09,
+            }
+        ],
+        "targets": [],
+    }
+    lines = render_results(results).splitlines()
+    assert lines[0] == "#### convolution and matrix multiplication"
+    assert lines[2] == (
+        "| case | `numpy in` | `jax out=` | plain XLA out= | plain XLA on NumPy | best peer "
+        "| out= GFLOP/s (% peak) |"
+    )
+    assert lines[4] == (
+        "| gemm_float32 | 110.00 ms | 100.00 ms | 95.00 ms | 105.00 ms "
+        "| numpy np.matmul 90.00 ms | 20.0 (40%) |"
+    )
+
+
+def test_a_convolution_run_prints_gflops_and_the_peak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DMLSPEC_JAX_CACHE", "off")  # what main sets, undone after the test
+    monkeypatch.setattr(families, "optional", lambda name: None)  # as without torch
+    output = tmp_path / "bench.json"
+    command = ["--family", "convolution", "--cases", "gemm_float16", "add_small"]
+    command += ["--runs", "1", "--warmup", "0", "--suite", "none", "--scale", "0.002"]
+    assert bench_main([*command, "--json", str(output)]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"^matrix-multiply peak: [\d.]+ GFLOP/s \(.*64\^3 FLOAT32", printed, re.M)
+    assert "GFLOP/s  % peak" in printed and "out= GFLOP/s  out= % peak" in printed
+    assert "gemm_float16: numpy in <= 1.1x plain XLA on NumPy arrays" in printed
+    results = json.loads(output.read_text())
+    assert results["matmul_peak"]["size"] == 64
+    before, after = results["matmul_peaks_before_and_after"]
+    assert results["matmul_peak"]["gflops"] == max(before["gflops"], after["gflops"])
+    assert "GFLOP/s before the cases" in printed
+    (case,) = results["cases"]
+    assert case["name"] == "gemm_float16" and case["family"] == "convolution"
+    assert all(v["fraction_of_peak"] > 0 for v in case["variants"])
+    assert {t["target"] for t in results["targets"]} == {
+        f"gemm_float16: numpy in <= 1.1x {PLAIN_XLA_NUMPY_IN}",
+        f"gemm_float16: jax out= <= 1.1x {PLAIN_XLA_OUT}",
+    }

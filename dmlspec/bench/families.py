@@ -24,6 +24,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from .. import reference
+from ..accuracy import accumulation_type, allowed_error
 from ..binding import bind_desc
 from ..conformance.cases import Case
 from ..conformance.check import accumulation_tolerance
@@ -35,21 +37,26 @@ from .variants import IN_PLACE, NEW, Buffer, device, first, from_tensor, ready
 
 __all__ = [
     "KERNEL_JIT",
+    "ON_NUMPY_ARRAYS",
     "PLAIN_XLA",
     "Scale",
     "compiled_text",
     "dmlspec_variants",
+    "dot_product_expected",
+    "is_plain_xla_on_numpy",
     "jitted",
     "normal",
     "numpy_variants",
     "onnxruntime_variants",
     "operator_json",
+    "plain_xla_on_numpy",
     "sized",
     "spec_tolerance",
     "tensor_desc",
     "torch_variants",
 ]
 
+ON_NUMPY_ARRAYS = "on NumPy arrays"  # the end of plain XLA's name when given NumPy arrays
 KERNEL_JIT = "kernel jit"  # library of a kernel's own program, jitted whole (not a peer)
 PLAIN_XLA = "plain xla"  # library of jax.numpy formulations (not a peer)
 Scale = Callable[[int], int]  # a large case's size, scaled (tests run tiny cases)
@@ -103,6 +110,31 @@ def spec_tolerance(
         absolute = accumulation_tolerance(rule, env, case, field, expected) + (absolute or 0.0)
         text += f" + {rule.terms.source} * eps * {rule.magnitude}"
     return Tolerance(rule.max_ulps, f"{text} (the spec's rule; {rule.source})", absolute)
+
+
+def dot_product_expected(
+    operator: dict[str, Any], inputs: dict[str, Any], field: str = "OutputTensor"
+) -> tuple[np.ndarray, Tolerance]:
+    """For an operator the spec judges by the dot-product model (GEMM, CONVOLUTION): the
+    FLOAT64 reference rounded to the output type, and the per-element bound the conformance
+    suites apply (KS * max(bound * u, tiny) of the FLOAT64 result, plus the rounding into a
+    narrower output type; `dmlspec.accuracy`), widened by the expected value's own rounding,
+    so that any output within the bound of the FLOAT64 result passes. The model's error bias
+    and variance statistics are the conformance suites' to judge, not the benchmark's."""
+    spec = _catalog().operator(operator["type"])
+    env = bind_desc(_catalog().common, spec, operator["desc"])
+    data_type = str(operator["desc"][field]["DataType"])
+    rule = spec.checked_semantics.comparison_for(field, "float", data_type, env)
+    if rule.rule != "dot_product" or rule.terms is None:
+        raise ValueError(f"{spec.name} {field} is not judged by the dot-product model")
+    value, bound, _ = reference.run_exact(operator, inputs)[field]
+    expected = value.astype(_catalog().common.data_type(data_type).numpy)
+    terms: Any = rule.terms.evaluate(env)  # a number, as the rule's expression gives it
+    allowed = allowed_error(value, bound, float(terms), data_type, accumulation_type(data_type))
+    rounding = np.abs(value - expected.astype(np.float64))
+    text = f"{spec.name} {field} {data_type}: KS = {rule.terms.source} (the spec's dot-product "
+    text += f"bound of the FLOAT64 result, accumulating in {accumulation_type(data_type)})"
+    return expected, Tolerance(0, text, allowed + rounding)
 
 
 def sized(size: str, n: Scale, large: tuple[int, int], small: tuple[int, int]) -> tuple[int, int]:
@@ -201,6 +233,29 @@ def jitted(
         Variant(name, library, NEW, new, moved, compiled=lambda: compiled_text(formula, placed)),
         Variant(f"{name} out=", library, IN_PLACE, donated, moved),
     ]
+
+
+def plain_xla_on_numpy(
+    name: str, formula: Callable[..., Any], inputs: Sequence[np.ndarray], moved: int
+) -> Variant:
+    """Plain XLA (`formula` under one jax.jit) given the NumPy arrays themselves, a fresh
+    output: the counterpart of dmlspec's "numpy in", which the convolution family's targets
+    compare with (on an accelerator both copy the inputs to the device)."""
+    function = jax.jit(formula)
+    return Variant(
+        f"{name} {ON_NUMPY_ARRAYS}",
+        PLAIN_XLA,
+        NEW,
+        lambda: ready(function(*inputs)),
+        moved,
+        numpy_inputs=tuple(inputs),
+    )
+
+
+def is_plain_xla_on_numpy(library: str, name: str) -> bool:
+    """Whether a variant (its library and name, as a Variant or the results JSON has them) is
+    plain XLA given the NumPy arrays (`plain_xla_on_numpy`)."""
+    return library == PLAIN_XLA and name.endswith(ON_NUMPY_ARRAYS)
 
 
 def numpy_variants(

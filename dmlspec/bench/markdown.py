@@ -3,14 +3,16 @@ performance section shows, rendered instead of copied by hand.
 
 Per family, a table of its large cases (dmlspec's variants' medians, the fastest correct
 peer), the count of targets met, and every missed target with its measured ratio; then the
-suite runs and their targets."""
+suite runs and their targets. A compute-bound family's table (its variants count FLOPs: the
+convolution family) also shows plain XLA given the NumPy arrays, and out='s GFLOP/s and share
+of the matrix-multiply peak instead of the copy bandwidth."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from .families import KERNEL_JIT, PLAIN_XLA
+from .families import KERNEL_JIT, PLAIN_XLA, is_plain_xla_on_numpy
 
 __all__ = ["noise_note", "render_results"]
 
@@ -22,6 +24,7 @@ FAMILY_TITLES = {
     "element_wise": "element-wise",
     "reduction": "reductions",
     "data_movement": "data movement",
+    "convolution": "convolution and matrix multiplication",
 }
 
 
@@ -73,12 +76,14 @@ def _large_table(cases: list[dict[str, Any]]) -> list[str]:
         for library in REFERENCES
         if any(v["library"] == library for c in large for v in c["variants"])
     ]
+    compute = any("gflops" in v for c in large for v in c["variants"])
     header = [
         "case",
         *(f"`{_cell(name)}`" for name in columns),
         *(REFERENCES[library] for library in references),
+        *(["plain XLA on NumPy"] if compute else []),
         "best peer",
-        "out= / donated % copy",
+        "out= GFLOP/s (% peak)" if compute else "out= / donated % copy",
     ]
     rows = [
         "| " + " | ".join(header) + " |",
@@ -95,6 +100,12 @@ def _large_table(cases: list[dict[str, Any]]) -> list[str]:
                 None,
             )
             cells.append(_time(reference["median_seconds"]) if reference else "-")
+        if compute:
+            on_numpy = next(
+                (v for v in case["variants"] if is_plain_xla_on_numpy(v["library"], v["name"])),
+                None,
+            )
+            cells.append(_time(on_numpy["median_seconds"]) if on_numpy else "-")
         peer = (
             f"{_cell(case['best_peer'])} {_time(case['best_peer_seconds'])}"
             if case["best_peer"]
@@ -102,8 +113,15 @@ def _large_table(cases: list[dict[str, Any]]) -> list[str]:
         )
         in_place = [v for v in by_name.values() if v["mode"] == "in place" and v["correct"]]
         copy = f"{in_place[0]['fraction_of_copy']:.0%}" if in_place else "-"
+        if compute:
+            copy = _compute_rate(in_place[0]) if in_place else "-"
         rows.append(f"| {_cell(case['name'])} | " + " | ".join([*cells, peer, copy]) + " |")
     return rows
+
+
+def _compute_rate(variant: dict[str, Any]) -> str:
+    share = variant.get("fraction_of_peak")
+    return f"{variant['gflops']:.1f}" + ("" if share is None else f" ({share:.0%})")
 
 
 def noise_note(entries: list[dict[str, Any]]) -> str:

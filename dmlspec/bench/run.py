@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .accelerator import DeviceRates, measure_device
+from .peak import PEAK_SIZE, MatmulPeak, higher_peak, measure_matmul_peak
 
 __all__ = ["main"]
 
@@ -36,7 +37,10 @@ conformance suite. Medians over --runs rounds after warm-up. GB/s counts bytes r
 bytes written that a perfect implementation needs (see dmlspec/bench/cases.py); the copy
 bandwidth counts np.copyto's reads plus writes the same way. On an accelerator, "% copy" is
 against the device's copy bandwidth (jitted copies queued back to back), and the host-device
-transfer rates and the floor of one waited call are measured and read into the misses.
+transfer rates and the floor of one waited call are measured and read into the misses. The
+compute-bound cases (the convolution family) are also read in GFLOP/s (a multiply-add counts
+two), against the matrix-multiply peak measured in the same run ("% peak": see
+dmlspec/bench/peak.py for which matrix multiply, on the CPU or on an accelerator).
 """
 
 
@@ -108,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     # Imported here: the cache setting above must be in place before any kernel runs.
     import jax
 
-    from .cases import build_cases, case_families
+    from .cases import FAMILY_CASES, build_cases, case_families
     from .peers import versions
     from .suite import suite_targets, suite_throughput
     from .targets import SUITE_CASES_PER_SECOND, SUITE_WORKERS, check_targets
@@ -161,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     device_copy = None if rates is None else rates.copy_gbps
     if rates is not None:
         _print_device(rates, copy_size)
+    peak_size = max(int(PEAK_SIZE * min(args.scale, 1.0)), 64)
+    peaks: list[MatmulPeak] = []
+    if {c.name for c in FAMILY_CASES} & set(names):  # only when a compute-bound case runs
+        peaks.append(measure_matmul_peak(args.runs, peak_size))
+        _print_peak(peaks[0])
+    peak_gflops = peaks[0].gflops if peaks else None
 
     timings = {}
     cases_out = []
@@ -172,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         case = builders[name]()
         timings[name] = _time_case(case, args.runs, args.warmup)
         cases_out.append(
-            _case_summary(name, timings[name], copy_before, device_copy)
+            _case_summary(name, timings[name], copy_before, device_copy, peak_gflops)
             | {"family": family, "size": case.size, "shape": case.shape, "notes": _case_notes(case)}
         )
         del case  # the timings keep no arrays: the next case has the memory
@@ -184,7 +194,20 @@ def main(argv: list[str] | None = None) -> int:
         f"\ncopy bandwidth: {copy_before:.1f} GB/s before the cases, {copy_after:.1f} after; "
         f"{copy_gbps:.1f} GB/s over both is the reference"
     )
-    targets = check_targets(timings, device_copy or copy_gbps, fault_seconds, families, rates)
+    peak = None
+    if peaks:
+        peaks.append(measure_matmul_peak(args.runs, peak_size))
+        peak = higher_peak(*peaks)
+        peak_gflops = peak.gflops
+        _share_of_peak(cases_out, peak_gflops)
+        print(
+            f"matrix-multiply peak: {peaks[0].gflops:.1f} GFLOP/s before the cases, "
+            f"{peaks[1].gflops:.1f} after; {peak.gflops:.1f} GFLOP/s ({peak.source}), the "
+            "higher, is the reference"
+        )
+    targets = check_targets(
+        timings, device_copy or copy_gbps, fault_seconds, families, rates, peak_gflops
+    )
     _print_summary(cases_out)
     _print_targets(targets)
 
@@ -203,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             "copy_bandwidth_gbps": copy_gbps,
             "device_copy_bandwidth_gbps": device_copy,
             "device": None if rates is None else dataclasses.asdict(rates),
+            "matmul_peak": None if peak is None else dataclasses.asdict(peak),
+            "matmul_peaks_before_and_after": [dataclasses.asdict(p) for p in peaks],
             "seconds_per_page_fault": fault_seconds,
             "runs": args.runs,
             "warmup": args.warmup,
@@ -279,8 +304,14 @@ def _case_notes(case: Any) -> list[str]:
 
 
 def _case_summary(
-    name: str, timings: list[Any], copy_gbps: float, device_copy: float | None
+    name: str,
+    timings: list[Any],
+    copy_gbps: float,
+    device_copy: float | None,
+    peak_gflops: float | None = None,
 ) -> dict[str, Any]:
+    """A case's results as the JSON holds them; a variant that counts FLOPs also has its
+    GFLOP/s and, with a measured peak, their share of it."""
     from .targets import PEER_LIBRARIES
 
     reference = device_copy or copy_gbps
@@ -318,6 +349,13 @@ def _case_summary(
                 "compiled": timing.compiled,
             }
         )
+        if variant.flops:
+            rate = timing.gigaflops_per_second
+            variants[-1].update(
+                flops=variant.flops,
+                gflops=rate,
+                fraction_of_peak=rate / peak_gflops if peak_gflops else None,
+            )
     return {
         "name": name,
         "best_peer": best_any.variant.label if best_any else None,
@@ -350,14 +388,41 @@ def _print_device(rates: DeviceRates, size: int) -> None:
     )
 
 
+def _share_of_peak(cases: list[dict[str, Any]], peak_gflops: float) -> None:
+    """Read the cases' GFLOP/s against the run's peak (measured after them too)."""
+    for case in cases:
+        for variant in case["variants"]:
+            if "gflops" in variant:
+                variant["fraction_of_peak"] = variant["gflops"] / peak_gflops
+
+
+def _print_peak(peak: MatmulPeak) -> None:
+    measured = "; ".join(f"{name} {rate:.1f}" for name, rate in peak.measured.items())
+    print(
+        f"matrix-multiply peak: {peak.gflops:.1f} GFLOP/s ({peak.source}, the fastest of: "
+        f"{measured} GFLOP/s), the reference of each case's % peak (the summary's: the higher "
+        "of this and the peak after the cases)"
+    )
+
+
+def _rate_columns(variant: dict[str, Any]) -> tuple[str, str]:
+    """A variant's rate and its share: GFLOP/s of the peak where it counts FLOPs, else GB/s of
+    the copy bandwidth."""
+    if "gflops" in variant:
+        share = variant["fraction_of_peak"]
+        return f"{variant['gflops']:.1f}", "-" if share is None else f"{share:.0%}"
+    return f"{variant['gbps']:.1f}", f"{variant['fraction_of_copy']:.0%}"
+
+
 def _print_case(case: dict[str, Any]) -> None:
     print(f"\n{case['name']}: {case['shape']} (best peer: {case['best_peer']})")
+    compute = any("gflops" in v for v in case["variants"])
     header = (
         "variant",
         "mode",
         "median",
-        "GB/s",
-        "% copy",
+        "GFLOP/s" if compute else "GB/s",
+        "% peak" if compute else "% copy",
         "x best peer",
         "faults",
         "1st call",
@@ -371,8 +436,7 @@ def _print_case(case: dict[str, Any]) -> None:
                 f"{v['library']}: {v['name']}",
                 v["mode"],
                 _time(median),
-                f"{v['gbps']:.1f}",
-                f"{v['fraction_of_copy']:.0%}",
+                *_rate_columns(v),
                 f"{v['ratio_to_best_peer']:.2f}" if v["ratio_to_best_peer"] else "-",
                 f"{v['faults_per_call']:.0f}",
                 f"{v['first_call_seconds']:.3f} s",
@@ -393,11 +457,10 @@ def _print_rows(rows: Sequence[tuple[str, ...]]) -> None:
 def _print_summary(cases: list[dict[str, Any]]) -> None:
     """One line per family case, grouped by family: dmlspec's calls, the kernel's program
     jitted whole and plain XLA (both writing into a donated buffer, as out= does), the best
-    peer, and out='s share of the copy bandwidth."""
-    from .families import KERNEL_JIT, PLAIN_XLA
+    peer, and out='s share of the copy bandwidth; for a compute-bound family (its cases count
+    FLOPs) plain XLA on the NumPy arrays too, and out='s GFLOP/s and share of the peak."""
+    from .families import KERNEL_JIT, PLAIN_XLA, is_plain_xla_on_numpy
 
-    header: tuple[str, ...] = ("case", "numpy in", "jax", "jax out=", "program out=")
-    header += ("plain XLA out=", "best peer", "out= % copy")
     groups: dict[str, list[tuple[str, ...]]] = {}
     for case in cases:
         found = {(v["library"], v["mode"], v["name"]): v for v in case["variants"]}
@@ -405,20 +468,36 @@ def _print_summary(cases: list[dict[str, Any]]) -> None:
         if "numpy in" not in ours:
             continue  # the seed cases: their own table above
         donated = {library: v for (library, mode, _), v in found.items() if mode == "in place"}
-        timed = [ours.get(n) for n in header[1:4]] + [
-            donated.get(KERNEL_JIT),
-            donated.get(PLAIN_XLA),
-        ]
         out = ours.get("jax out=")
-        large = case["name"].endswith("_large")
+        compute = out is not None and "gflops" in out
+        plain_numpy = next(
+            (v for (lib, _, n), v in found.items() if is_plain_xla_on_numpy(lib, n)),
+            None,
+        )
+        header: tuple[str, ...] = ("case", "numpy in")
+        timed = [ours.get("numpy in")]
+        if compute:
+            header += ("plain XLA on NumPy",)
+            timed.append(plain_numpy)
+        header += ("jax", "jax out=", "program out=", "plain XLA out=", "best peer")
+        timed += [ours.get("jax"), out, donated.get(KERNEL_JIT), donated.get(PLAIN_XLA)]
+        peer = (
+            f"{case['best_peer']} {_time(case['best_peer_seconds'])}" if case["best_peer"] else "-"
+        )
+        rates: tuple[str, ...]
+        if compute and out is not None:
+            header += ("out= GFLOP/s", "out= % peak")
+            rates = _rate_columns(out)
+        else:
+            header += ("out= % copy",)
+            large = case["name"].endswith("_large")
+            rates = (f"{out['fraction_of_copy']:.0%}" if out and large else "-",)
         groups.setdefault(case["family"], [header]).append(
             (
                 case["name"],
                 *(_time(v["median_seconds"]) if v else "-" for v in timed),
-                f"{case['best_peer']} {_time(case['best_peer_seconds'])}"
-                if case["best_peer"]
-                else "-",
-                f"{out['fraction_of_copy']:.0%}" if out and large else "-",
+                peer,
+                *rates,
             )
         )
     for family, rows in groups.items():

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..compare import ulp_mismatches
+from .peak import gigaflops
 
 __all__ = [
     "Timing",
@@ -54,6 +55,9 @@ class Variant:
     numpy_inputs: tuple[np.ndarray, ...] = ()
     # Bytes of output the call returns as NumPy arrays (ops.run): on an accelerator, fetched.
     host_output_bytes: int = 0
+    # Floating-point operations per call (a multiply-add counts two; peak.py): set for the
+    # compute-bound cases, read as GFLOP/s against the matrix-multiply peak; 0: none counted.
+    flops: int = 0
 
     @property
     def label(self) -> str:
@@ -104,6 +108,10 @@ class Timing:
     @property
     def gigabytes_per_second(self) -> float:
         return self.variant.bytes_moved / self.median / 1e9
+
+    @property
+    def gigaflops_per_second(self) -> float:
+        return gigaflops(self.variant.flops, self.median)
 
 
 def matches(output: Any, expected: np.ndarray, tolerance: Tolerance | None = None) -> bool:

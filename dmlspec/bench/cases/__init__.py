@@ -3,12 +3,15 @@
 buffer) and the peers' counterparts.
 
 One module per family, named as in dmlspec.kernels: element_wise.py, reduction.py,
-data_movement.py (with GATHER_ND), generator.py (FILL_VALUE_SEQUENCE) and scatter.py
-(SCATTER_ND, SCATTER_ELEMENTS); the seed operators' shared helpers in seed_common.py, their
-family variants described in ../families.py. Here the table of every case. The seed operators'
-cases (ScatterND, GatherND, ScatterElements, FillValueSequence, with 64-bit and FLOAT16 forms)
-are still reported together as the family "seed", so runs compare with earlier ones;
-`FAMILY_OPERATORS` lists the element-wise, reduction and data movement families' cases.
+data_movement.py (with GATHER_ND), generator.py (FILL_VALUE_SEQUENCE), scatter.py
+(SCATTER_ND, SCATTER_ELEMENTS) and convolution.py (CONVOLUTION, GEMM); the seed operators'
+shared helpers in seed_common.py, their family variants described in ../families.py. Here the
+table of every case. The seed operators' cases (ScatterND, GatherND, ScatterElements,
+FillValueSequence, with 64-bit and FLOAT16 forms) are still reported together as the family
+"seed", so runs compare with earlier ones;
+`FAMILY_OPERATORS` lists the element-wise, reduction and data movement families' cases (a
+large and a small one per operator), `FAMILY_CASES` the convolution family's (one size each,
+compute-bound).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 from ..families import Scale
 from ..variants import BenchCase
+from .convolution import convolution_case, gemm_case
 from .data_movement import gather_case, gather_nd_case, join_case, padding_case, slice_case
 from .element_wise import (
     add_broadcast_case,
@@ -33,9 +37,11 @@ from .reduction import argmax_case, reduce_sum_case
 from .scatter import scatter_elements_case, scatter_nd_case
 
 __all__ = [
+    "FAMILY_CASES",
     "FAMILY_OPERATORS",
     "SIZES",
     "BenchCase",
+    "FamilyCase",
     "FamilyOperator",
     "build_cases",
     "case_families",
@@ -74,10 +80,48 @@ FAMILY_OPERATORS = (
 )
 
 
+@dataclass(frozen=True)
+class FamilyCase:
+    """One case of a compute-bound family, at one size (its name is the case's)."""
+
+    name: str
+    family: str  # "convolution"
+    build: Callable[[str, Scale], BenchCase]  # (case name, scale) -> case
+
+
+FAMILY_CASES = (
+    FamilyCase(
+        "convolution_3x3",
+        "convolution",
+        functools.partial(convolution_case, channels=64, outputs=64, side=56, window=3, groups=1),
+    ),
+    FamilyCase(
+        "convolution_1x1",
+        "convolution",
+        functools.partial(convolution_case, channels=256, outputs=128, side=28, window=1, groups=1),
+    ),
+    FamilyCase(
+        "convolution_depthwise",
+        "convolution",
+        functools.partial(
+            convolution_case, channels=256, outputs=256, side=14, window=3, groups=256
+        ),
+    ),
+    FamilyCase(
+        "gemm_float32", "convolution", functools.partial(gemm_case, side=1024, dtype="float32")
+    ),
+    FamilyCase(
+        "gemm_float16", "convolution", functools.partial(gemm_case, side=1024, dtype="float16")
+    ),
+    # MULTIHEAD_ATTENTION's case joins here at the merge (see convolution.py's docstring).
+)
+
+
 def case_families() -> dict[str, str]:
     """Each case's family ("seed" for the seed operators'), in build_cases' order."""
     families = {name: "seed" for name in build_cases()}
     families.update({f"{o.name}_{size}": o.family for o in FAMILY_OPERATORS for size in SIZES})
+    families.update({c.name: c.family for c in FAMILY_CASES})
     return families
 
 
@@ -122,4 +166,5 @@ def build_cases(scale: float = 1.0) -> dict[str, Builder]:
             for o in FAMILY_OPERATORS
             for size in SIZES
         },
+        **{c.name: functools.partial(c.build, c.name, n) for c in FAMILY_CASES},
     }
