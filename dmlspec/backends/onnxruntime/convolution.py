@@ -224,17 +224,25 @@ def _quantized_linear_matrix_multiply(c: Call) -> dict[str, str]:
             dtype=output,
         )
         return {"OutputTensor": result}
-    real = _scaled(c, _wide_product(c))
-    scale = g.reshape(g.cast(c.feed("OutputScaleTensor"), np.float64), (-1, 1))
+    return {"OutputTensor": _quantized(c, _scaled(c, _wide_product(c)), (-1, 1))}
+
+
+def _quantized(c: Call, real: str, shape: tuple[int, ...]) -> str:
+    """The page's Quantize function on a FLOAT64 value: Round(real / OutputScale) (halves to
+    even) + OutputZeroPoint, then Max/Min to the output type's range; the scale and zero point
+    reshaped to `shape` (per row, or () per tensor)."""
+    g = c.g
+    output = c.dtype("OutputTensor")
+    scale = g.reshape(g.cast(c.feed("OutputScaleTensor"), np.float64), shape)
     quantized = g.op("Round", g.op("Div", real, scale))
     if c.given("OutputZeroPointTensor"):
-        zero = g.reshape(g.cast(c.feed("OutputZeroPointTensor"), np.float64), (-1, 1))
+        zero = g.reshape(g.cast(c.feed("OutputZeroPointTensor"), np.float64), shape)
         quantized = g.op("Add", quantized, zero)
     info = np.iinfo(output)
     low = g.feed(np.array(float(info.min)))
     high = g.feed(np.array(float(info.max)))
     clamped = g.op("Min", g.op("Max", quantized, low), high)
-    return {"OutputTensor": g.cast(clamped, output)}
+    return g.cast(clamped, output)
 
 
 def _window_attributes(c: Call) -> dict[str, Any]:
@@ -335,16 +343,7 @@ def _quantized_linear_convolution(c: Call) -> dict[str, str]:
     x_scale = g.reshape(g.cast(c.feed("InputScaleTensor"), np.float64), [])
     w_scale = g.cast(c.feed("FilterScaleTensor"), np.float64)
     real = g.op("Mul", g.op("Mul", real, x_scale), g.reshape(w_scale, [1, -1] + [1] * (rank - 2)))
-    scale = g.reshape(g.cast(c.feed("OutputScaleTensor"), np.float64), [])
-    quantized = g.op("Round", g.op("Div", real, scale))
-    if c.given("OutputZeroPointTensor"):
-        zero = g.reshape(g.cast(c.feed("OutputZeroPointTensor"), np.float64), [])
-        quantized = g.op("Add", quantized, zero)
-    info = np.iinfo(output)
-    low = g.feed(np.array(float(info.min)))
-    high = g.feed(np.array(float(info.max)))
-    clamped = g.op("Min", g.op("Max", quantized, low), high)
-    return {"OutputTensor": g.cast(clamped, output)}
+    return {"OutputTensor": _quantized(c, real, ())}
 
 
 def _window_fields(c: Call) -> dict[str, list[int]]:
