@@ -73,13 +73,14 @@ class FlippedCrossCorrelation(NumpyBackend):
 
 
 class SwappedPadding(NumpyBackend):
-    """CONVOLUTION that pads each spatial dimension on the wrong side (StartPadding at the end,
-    EndPadding at the start), otherwise the reference."""
+    """CONVOLUTION and CONVOLUTION_INTEGER that pad each spatial dimension on the wrong side
+    (StartPadding at the end, EndPadding at the start), otherwise the reference."""
 
     name = "swapped-padding"
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
-        if not _convolution(operator):
+        kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
+        if kind not in ("CONVOLUTION", "CONVOLUTION_INTEGER"):
             return reference.run(operator, inputs)
         desc = dict(operator["desc"])
         desc["StartPadding"], desc["EndPadding"] = desc["EndPadding"], desc["StartPadding"]
@@ -113,15 +114,16 @@ def _packed(operator: Mapping[str, Any]) -> bool:
 
 
 class IgnoringZeroPoints(NumpyBackend):
-    """MATRIX_MULTIPLY_INTEGER and MATRIX_MULTIPLY_INTEGER_TO_FLOAT that multiply A and B as
-    given, never subtracting AZeroPointTensor and BZeroPointTensor."""
+    """MATRIX_MULTIPLY_INTEGER, MATRIX_MULTIPLY_INTEGER_TO_FLOAT and CONVOLUTION_INTEGER that
+    multiply their inputs as given, never subtracting their zero points."""
 
     name = "ignoring-zero-points"
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
         kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
-        if kind.startswith("MATRIX_MULTIPLY_INTEGER"):
-            zero = ("AZeroPointTensor", "BZeroPointTensor")
+        if kind.startswith("MATRIX_MULTIPLY_INTEGER") or kind == "CONVOLUTION_INTEGER":
+            zero = {"AZeroPointTensor", "BZeroPointTensor"}
+            zero |= {"InputZeroPointTensor", "FilterZeroPointTensor"}
             inputs = {k: np.zeros_like(v) if k in zero else v for k, v in inputs.items()}
         return reference.run(operator, inputs)
 
@@ -173,3 +175,56 @@ class SwappedPaddingFold(NumpyBackend):
         desc = dict(operator["desc"])
         desc["StartPadding"], desc["EndPadding"] = desc["EndPadding"], desc["StartPadding"]
         return reference.run({**operator, "desc": desc}, inputs)
+
+
+_INTEGER_FIELDS = (
+    "InputTensor",
+    "InputZeroPointTensor",
+    "FilterTensor",
+    "FilterZeroPointTensor",
+    "DimensionCount",
+    "Strides",
+    "Dilations",
+    "StartPadding",
+    "EndPadding",
+    "GroupCount",
+)
+
+
+class WrappingQuantizedConvolution(NumpyBackend):
+    """QUANTIZED_LINEAR_CONVOLUTION whose requantized result wraps into the output type (two's
+    complement) instead of saturating (packed tensors): the integer sum is the reference's
+    CONVOLUTION_INTEGER of the same fields."""
+
+    name = "wrapping-quantized"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        outputs = reference.run(operator, inputs)
+        kind = str(operator["type"]).removeprefix("DML_OPERATOR_")
+        if kind != "QUANTIZED_LINEAR_CONVOLUTION" or not _packed(operator):
+            return outputs
+        desc = operator["desc"]
+        sizes = desc["OutputTensor"]["Sizes"]
+        integer = {
+            "type": "DML_OPERATOR_CONVOLUTION_INTEGER",
+            "desc": {
+                **{k: desc[k] for k in _INTEGER_FIELDS if desc.get(k) is not None},
+                "OutputTensor": {"DataType": "INT32", "Sizes": sizes},
+            },
+        }
+        given = {k: v for k, v in inputs.items() if k in _INTEGER_FIELDS}
+        total = reference.run(integer, given)["OutputTensor"].astype(np.float64)
+
+        def value(field: str, shape: tuple[int, ...] = ()) -> Any:
+            if inputs.get(field) is None:
+                return 0.0
+            return np.asarray(inputs[field], np.float64).reshape(shape)
+
+        channels = (1, -1, *(1,) * (len(sizes) - 2))
+        with np.errstate(all="ignore"):
+            real = (total + value("BiasTensor", channels)) * value("InputScaleTensor")
+            real = real * value("FilterScaleTensor", channels)
+            quantized = np.rint(real / value("OutputScaleTensor")) + value("OutputZeroPointTensor")
+            wide = np.where(np.isfinite(quantized), quantized, 0).astype(np.int64)
+        outputs["OutputTensor"] = wide.astype(outputs["OutputTensor"].dtype)  # wraps
+        return outputs

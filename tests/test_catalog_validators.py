@@ -41,8 +41,6 @@ UNBREAKABLE_ALONE = {
     "FOLD.C5": "the patch tensor's one support row allows 3 dimensions alone, so another rank "
     "breaks SUPPORT.dimension_count (and C10's sizes) as well",
     "FOLD.C6": "a window of 0 changes BlockCount, so the patch tensor's sizes (C10) break as well",
-    "FOLD.C8": "a dilation of 0 changes BlockCount (window_output_sizes), so the patch tensor's "
-    "sizes (C10) break as well",
     "UNFOLD.C4": "DimensionCount is the input's rank less 2 (C3): a count outside 1..6 breaks C3 "
     "or the support row's dimension counts as well",
     "UNFOLD.C5": "the patch tensor's one support row allows 3 dimensions alone, so another rank "
@@ -60,6 +58,11 @@ UNBREAKABLE_ALONE = {
     "not fit takes a filter size the single changes do not try; tests/test_convolution_family.py "
     "breaks it alone",
     "CONVOLUTION.C14": "as CONVOLUTION.C9",
+    "CONVOLUTION_INTEGER.C11": "as CONVOLUTION.C8 (FilterBatchCount a multiple of GroupCount); "
+    "tests/test_convolution_family.py breaks it alone",
+    "CONVOLUTION_INTEGER.C12": "as CONVOLUTION.C11 (the window fits)",
+    "QUANTIZED_LINEAR_CONVOLUTION.C12": "as CONVOLUTION_INTEGER.C11",
+    "QUANTIZED_LINEAR_CONVOLUTION.C13": "as CONVOLUTION_INTEGER.C12",
     "NONZERO_COORDINATES.C2": "every support row allows only UINT32 for OutputCountTensor, so "
     "another type breaks SUPPORT.data_type as well",
     "SLICE.C4": "the rank allowed below 3_0 (4 or 5) is what the support rows allow too, so a "

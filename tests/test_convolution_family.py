@@ -533,3 +533,195 @@ def test_padding_on_the_wrong_side_is_caught(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "results.json").read_text())
     failed = {t["nodeid"].split("::")[0] for t in results["tests"] if t["outcome"] == "failed"}
     assert any("test_fold" in f for f in failed) and any("test_unfold" in f for f in failed)
+
+
+# ---- CONVOLUTION_INTEGER, QUANTIZED_LINEAR_CONVOLUTION
+# The pages give no examples: worked by hand from their fields' text (forward cross-correlation,
+# zero points subtracted first, the padding the input's zero point).
+
+
+def _integer_convolution(
+    name: str, sizes: dict[str, list[int]], types: dict[str, str], **fields: Any
+) -> dict[str, Any]:
+    spatial = len(sizes["InputTensor"]) - 2
+    return {
+        "type": f"DML_OPERATOR_{name}",
+        "desc": {
+            **{tensor: _tensor(types[tensor], s) for tensor, s in sizes.items()},
+            "DimensionCount": spatial,
+            "Strides": [1] * spatial,
+            "Dilations": [1] * spatial,
+            "StartPadding": [0] * spatial,
+            "EndPadding": [0] * spatial,
+            "GroupCount": 1,
+            **fields,
+        },
+    }
+
+
+_PADDED = {
+    "InputTensor": [1, 1, 4],
+    "InputZeroPointTensor": [1, 1, 1],  # the zero points share a DimensionCount (C1)
+    "FilterTensor": [2, 1, 2],
+    "FilterZeroPointTensor": [1, 2, 1],  # per output channel
+    "OutputTensor": [1, 2, 4],
+}
+_PADDED_INPUTS = {
+    "InputTensor": np.array([[[10, 12, 14, 16]]], np.uint8),
+    "InputZeroPointTensor": np.array([[[10]]], np.uint8),
+    "FilterTensor": np.array([[[2, -1]], [[3, 5]]], np.int8),
+    "FilterZeroPointTensor": np.array([[[1], [3]]], np.int8),
+}
+
+
+def test_convolution_integer_subtracts_zero_points_and_pads_with_the_inputs() -> None:
+    types = {"InputTensor": "UINT8", "InputZeroPointTensor": "UINT8", "OutputTensor": "INT32"}
+    types |= {"FilterTensor": "INT8", "FilterZeroPointTensor": "INT8"}
+    operator = _integer_convolution("CONVOLUTION_INTEGER", _PADDED, types, StartPadding=[1])
+    assert validate_operator(operator, "4_0").valid
+    # Input - 10 = [0, 2, 4, 6], one padding cell before it that is the zero point (0 after the
+    # subtraction); filter - [1, 3] = [[1, -2], [0, 2]]; windows of 2 over [0, 0, 2, 4, 6]:
+    # channel 0: [0*1 + 0*-2, 0*1 + 2*-2, 2*1 + 4*-2, 4*1 + 6*-2]; channel 1: 2 * [0, 2, 4, 6].
+    expected = np.array([[[0, -4, -6, -8], [0, 4, 8, 12]]], np.int32)
+    for run in (reference.run, ops.run):
+        np.testing.assert_array_equal(run(operator, _PADDED_INPUTS)["OutputTensor"], expected)
+    got = ops.convolution_integer(
+        _PADDED_INPUTS["InputTensor"],
+        _PADDED_INPUTS["FilterTensor"],
+        InputZeroPointTensor=_PADDED_INPUTS["InputZeroPointTensor"],
+        FilterZeroPointTensor=_PADDED_INPUTS["FilterZeroPointTensor"],
+        OutputTensor={"DataType": "INT32"},  # its sizes derived (C13)
+        DimensionCount=1,
+        Strides=[1],
+        Dilations=[1],
+        StartPadding=[1],
+        EndPadding=[0],
+        GroupCount=1,
+    )
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_grouped_strided_convolution_integer_by_hand() -> None:
+    sizes = {"InputTensor": [1, 2, 3, 3], "InputZeroPointTensor": [1, 1, 1, 1]}
+    sizes |= {"FilterTensor": [2, 1, 1, 1], "OutputTensor": [1, 2, 2, 2]}
+    types = {"InputTensor": "UINT8", "InputZeroPointTensor": "UINT8"}
+    types |= {"FilterTensor": "INT8", "OutputTensor": "INT32"}
+    operator = _integer_convolution(
+        "CONVOLUTION_INTEGER", sizes, types, Strides=[2, 2], GroupCount=2
+    )
+    x = np.arange(18, dtype=np.uint8).reshape(1, 2, 3, 3)
+    inputs = {
+        "InputTensor": x,
+        "InputZeroPointTensor": np.full((1, 1, 1, 1), 4, np.uint8),
+        "FilterTensor": np.array([-1, 2], np.int8).reshape(2, 1, 1, 1),
+    }
+    # Each group: one input channel, one 1x1 filter; stride 2 takes rows and columns 0 and 2.
+    expected = np.array([[[[4, 2], [-2, -4]], [[10, 14], [22, 26]]]], np.int32)
+    for run in (reference.run, ops.run):
+        np.testing.assert_array_equal(run(operator, inputs)["OutputTensor"], expected)
+
+
+def test_quantized_linear_convolution_scales_biases_rounds_and_saturates() -> None:
+    sizes = {**_PADDED, "InputScaleTensor": [1], "FilterScaleTensor": [2, 1]}
+    sizes |= {"BiasTensor": [1, 2, 1], "OutputScaleTensor": [1], "OutputZeroPointTensor": [1]}
+    types = {"InputTensor": "UINT8", "InputZeroPointTensor": "UINT8", "OutputTensor": "UINT8"}
+    types |= {"FilterTensor": "INT8", "FilterZeroPointTensor": "INT8", "BiasTensor": "INT32"}
+    types |= {"OutputZeroPointTensor": "UINT8"}
+    scales = ("InputScaleTensor", "FilterScaleTensor", "OutputScaleTensor")
+    types |= dict.fromkeys(scales, "FLOAT32")
+    operator = _integer_convolution("QUANTIZED_LINEAR_CONVOLUTION", sizes, types, StartPadding=[1])
+    assert validate_operator(operator, "5_2").valid
+    inputs = {
+        **_PADDED_INPUTS,
+        "InputScaleTensor": np.array([0.5], np.float32),
+        "FilterScaleTensor": np.array([[0.25], [2.0]], np.float32),  # per output channel
+        "BiasTensor": np.array([[[4], [240]]], np.int32),
+        "OutputScaleTensor": np.array([1.0], np.float32),
+        "OutputZeroPointTensor": np.array([10], np.uint8),
+    }
+    # The sums above plus Bias: [4, 0, -2, -4] and [240, 244, 248, 252]; times 0.5 * 0.25 and
+    # 0.5 * 2: [0.5, 0, -0.25, -0.5] (two ties: 0 or 1, -0 or -1) and [240, 244, 248, 252];
+    # + 10, clamped to UINT8: [10|11, 10, 10, 9|10] and [250, 254, 255, 255] (not 258 - 256).
+    for run in (reference.run, ops.run):
+        got = run(operator, inputs)["OutputTensor"]
+        assert got[0, 0, 0] in (10, 11) and got[0, 0, 3] in (9, 10)
+        np.testing.assert_array_equal(got[0, 0, 1:3], [10, 10])
+        np.testing.assert_array_equal(got[0, 1], [250, 254, 255, 255])
+
+
+def test_a_zero_point_per_input_channel_is_rejected_naming_the_rule() -> None:
+    types = {"InputTensor": "UINT8", "InputZeroPointTensor": "UINT8", "OutputTensor": "INT32"}
+    types |= {"FilterTensor": "INT8", "FilterZeroPointTensor": "INT8"}
+    sizes = {**_PADDED, "InputTensor": [1, 3, 4], "FilterTensor": [2, 3, 1]}
+    operator = _integer_convolution("CONVOLUTION_INTEGER", sizes, types)
+    assert validate_operator(operator, "4_0").valid
+    operator["desc"]["FilterZeroPointTensor"]["Sizes"] = [1, 3, 1]  # InputChannelCount
+    assert validate_operator(operator, "4_0").fired() == ("CONVOLUTION_INTEGER.C5",)
+
+
+@pytest.mark.parametrize(
+    ("rule", "change"),
+    [
+        ("CONVOLUTION_INTEGER.C10", {"FilterTensor": [2, 2, 2]}),
+        ("CONVOLUTION_INTEGER.C11", {"FilterTensor": [3, 1, 2], "OutputTensor": [1, 3, 3]}),
+        ("CONVOLUTION_INTEGER.C12", {"FilterTensor": [2, 1, 5], "OutputTensor": [1, 2, 1]}),
+        ("CONVOLUTION_INTEGER.C13", {"OutputTensor": [1, 2, 4]}),
+        ("CONVOLUTION_INTEGER.C14", {"InputZeroPointTensor": [1, 2, 1]}),
+    ],
+)
+def test_integer_convolution_rules_fire_alone(rule: str, change: Any) -> None:
+    # Valid: {1, 2, 4} * {2, 1, 2} in 2 groups -> {1, 2, 3}.
+    sizes = {"InputTensor": [1, 2, 4], "InputZeroPointTensor": [1, 1, 1]}
+    sizes |= {"FilterTensor": [2, 1, 2], "OutputTensor": [1, 2, 3]}
+    types = {"InputTensor": "INT8", "InputZeroPointTensor": "INT8"}
+    types |= {"FilterTensor": "INT8", "OutputTensor": "INT32"}
+    valid = _integer_convolution("CONVOLUTION_INTEGER", sizes, types, GroupCount=2)
+    assert validate_operator(valid).valid
+    desc = json.loads(json.dumps(valid["desc"]))
+    for name, value in change.items():
+        desc[name]["Sizes"] = value
+    assert validate_operator({**valid, "desc": desc}).fired() == (rule,)
+
+
+INTEGER_CONVOLUTIONS = [
+    ("CONVOLUTION_INTEGER", "jax", "37/37"),
+    ("CONVOLUTION_INTEGER", "numpy", "37/37"),
+    ("CONVOLUTION_INTEGER", "onnxruntime", "37/37"),
+    ("QUANTIZED_LINEAR_CONVOLUTION", "jax", "120/120"),
+    ("QUANTIZED_LINEAR_CONVOLUTION", "numpy", "120/120"),
+    ("QUANTIZED_LINEAR_CONVOLUTION", "tests.convolution_backends:OnnxRuntimeAt64", "120/120"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("operator", "backend", "cells"), INTEGER_CONVOLUTIONS)
+def test_the_integer_convolution_suites_pass(
+    operator: str, backend: str, cells: str, tmp_path: Path
+) -> None:
+    if "onnxruntime" in backend.lower():
+        pytest.importorskip("onnxruntime")
+    run = conformance(backend, tmp_path, "--ops", operator, "--workers", "0")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    outcomes = [test["outcome"] for test in results["tests"]]
+    assert "failed" not in outcomes and outcomes.count("passed") >= 20
+    assert f"support cells hit {cells}" in run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("backend", "operator"),
+    [
+        ("IgnoringZeroPoints", "CONVOLUTION_INTEGER"),
+        ("WrappingQuantizedConvolution", "QUANTIZED_LINEAR_CONVOLUTION"),
+        ("SwappedPadding", "CONVOLUTION_INTEGER"),
+    ],
+)
+def test_broken_integer_convolutions_are_caught(
+    backend: str, operator: str, tmp_path: Path
+) -> None:
+    run = conformance(
+        f"tests.convolution_backends:{backend}", tmp_path, "--ops", operator, "--workers", "0"
+    )
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert "OutputTensor differs from the reference" in (tmp_path / "junit.xml").read_text()

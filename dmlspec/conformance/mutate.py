@@ -58,12 +58,14 @@ def rederive(
             fixed.get(owner, {}).pop(member, None)
         else:
             fixed.pop(owner, None)
-    free = {k: v for k, v in fixed.items() if not isinstance(v, dict) or "Sizes" in v}
+    # A tensor whose Sizes are derived keeps its other members (its DataType, which another
+    # tensor's derived DataType may copy).
+    free = {k: v for k, v in fixed.items() if not isinstance(v, dict) or "Sizes" in v or k in ranks}
     try:
         try:
             values = derive_members(catalog.common, spec, free, targets, exclude=exclude)
         except ValueError:  # sizes right-aligned to the tensor's own rank: keep the rank
-            ranked = {**free, **{o: {"DimensionCount": r} for o, r in ranks.items()}}
+            ranked = {**free, **{o: {**free[o], "DimensionCount": r} for o, r in ranks.items()}}
             values = derive_members(catalog.common, spec, ranked, targets, exclude=exclude)
     except (ValueError, ExpressionError, LookupError, TypeError):
         return None

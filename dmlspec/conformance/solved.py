@@ -140,8 +140,9 @@ def shape_alternatives(
 ) -> None:
     """A tensor whose sizes a rule allows in a few shapes (the quantized operators' scales and
     zero points: `not present(T) or all_ones(T.Sizes) or pad_left(T.Sizes, 4) == [1, 1, M,
-    1]`) gets one of them, picked at random: all 1s, or the target list (evaluated on the
-    desc drawn so far) at the tensor's drawn rank, where the dimensions it leaves out are 1s.
+    1]`; the length may be an expression, `OutputTensor.DimensionCount`) gets one of them,
+    picked at random: all 1s, or the target list (evaluated on the desc drawn so far) at the
+    tensor's drawn rank, where the dimensions it leaves out are 1s.
     A shape the drawn rank cannot take falls back to all 1s. Run once the sizes the targets
     read are drawn and derived."""
     for constraint in spec.constraints:
@@ -151,7 +152,7 @@ def shape_alternatives(
         if not (isinstance(tree, nodes.BoolOp) and tree.op == "or"):
             continue
         tensor: str | None = None
-        shapes: list[tuple[nodes.Node, int] | None] = []  # None: all 1s
+        shapes: list[tuple[nodes.Node, nodes.Node] | None] = []  # None: all 1s
         for alternative in tree.values:
             match alternative:
                 case nodes.Call(
@@ -163,7 +164,7 @@ def shape_alternatives(
                         func="pad_left",
                         args=(
                             nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
-                            nodes.Literal(value=int() as length),
+                            length,
                         ),
                     ),
                     ops=("==",),
@@ -187,10 +188,11 @@ def shape_alternatives(
         shape = rng.choice(shapes)
         if shape is None:
             continue
-        target, length = shape
+        target, length_node = shape
         env = bind_desc(catalog.common, spec, desc)
         try:
             padded = evaluate(target, env, constraint.id)
+            length = evaluate(length_node, env, constraint.id)
         except (Absent, ExpressionError, ArithmeticError, TypeError, ValueError):
             continue
         if not isinstance(padded, list) or len(padded) != length:

@@ -1,13 +1,14 @@
 """The convolution family as JAX (convolution, matrix multiplication, attention): one table of
 functions, one primitive that runs them; so far GEMM, CONVOLUTION, the integer and quantized
-matrix multiplications, FOLD and UNFOLD.
+matrix multiplications, FOLD, UNFOLD and the integer and quantized convolutions.
 
 `convolution` is the primitive their specs name. Floating inputs are accumulated in FLOAT32
 (FLOAT16 too: DirectML's accumulation unless a backend runs with half precision allowed),
 at XLA's highest precision (no reduced-precision passes on accelerators), and rounded once to
 the output type after Alpha, Beta, the bias and the FusedActivation. Integer products are
 summed exactly (lax.dot_general with an integer preferred_element_type), zero points
-subtracted first; the quantized operator requantizes as ELEMENT_WISE_QUANTIZE_LINEAR does.
+subtracted first (CONVOLUTION_INTEGER's and QUANTIZED_LINEAR_CONVOLUTION's lax.conv_general_dilated
+in INT32); the quantized operators requantize as ELEMENT_WISE_QUANTIZE_LINEAR does.
 UNFOLD (im2col) gathers window elements (exact); FOLD (col2im) adds them back with one
 scatter-add.
 """
@@ -234,6 +235,84 @@ def _quantized_linear_matrix_multiply(
     return _cast(quantized, output_type)
 
 
+def _channels(values: Array, rank: int) -> Array:
+    """A per-tensor or per-channel quantization tensor ({1, 1, 1, 1} or {1, C, 1, 1}, leading
+    1s optional) as {1, C, 1, ...} of `rank` dimensions, broadcasting over {N, C, spatial...}."""
+    return values.reshape(1, -1, *(1,) * (rank - 2))
+
+
+def _integer_convolution_sum(
+    x: Array,
+    x_zero_point: Array | None,
+    w: Array,
+    w_zero_point: Array | None,
+    *,
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    start_padding: tuple[int, ...],
+    end_padding: tuple[int, ...],
+    group_count: int,
+) -> Array:
+    """The FORWARD cross-correlation of InputTensor - InputZeroPoint with FilterTensor -
+    FilterZeroPoint (per output channel), summed exactly in INT32 (8-bit inputs: exact up to
+    33025 products an element). The padding is applied to the differences, so its zeros are
+    the input's zero point: it adds nothing to the sum."""
+    x = x.astype(jnp.int32)
+    w = w.astype(jnp.int32)
+    if x_zero_point is not None:
+        x = x - x_zero_point.astype(jnp.int32).reshape(())
+    if w_zero_point is not None:
+        w = w - w_zero_point.astype(jnp.int32).reshape(-1, *(1,) * (w.ndim - 1))
+    return lax.conv_general_dilated(
+        x,
+        w,
+        window_strides=strides,
+        padding=list(zip(start_padding, end_padding, strict=True)),
+        rhs_dilation=dilations,
+        feature_group_count=group_count,
+        preferred_element_type=jnp.int32,
+    )
+
+
+def _convolution_integer(
+    x: Array, x_zero_point: Array | None, w: Array, w_zero_point: Array | None, **window: Any
+) -> Array:
+    """(InputTensor - InputZeroPoint) convolved with (FilterTensor - FilterZeroPoint), INT32."""
+    return _integer_convolution_sum(x, x_zero_point, w, w_zero_point, **window)
+
+
+def _quantized_linear_convolution(
+    x: Array,
+    x_scale: Array,
+    x_zero_point: Array | None,
+    w: Array,
+    w_scale: Array,
+    w_zero_point: Array | None,
+    bias: Array | None,
+    output_scale: Array,
+    output_zero_point: Array | None,
+    *,
+    output_type: str,
+    **window: Any,
+) -> Array:
+    """The exact integer sum plus Bias (INT32, in the sum's scale), scaled by InputScale and
+    FilterScale (per output channel), then quantized with OutputScale and OutputZeroPoint by
+    the page's Quantize function (round() halves to even, saturated), all in FLOAT64."""
+    total = _integer_convolution_sum(x, x_zero_point, w, w_zero_point, **window)
+    real = total.astype(jnp.float64)
+    if bias is not None:
+        real = real + bias.astype(jnp.float64)
+    real = real * x_scale.astype(jnp.float64).reshape(())
+    real = real * _channels(w_scale, real.ndim).astype(jnp.float64)
+    # Quantized in FLOAT64 too: a product beyond FLOAT32's range divided by a large OutputScale
+    # is an ordinary value, where FLOAT32 would make it infinity / infinity = NaN.
+    quantized = jnp.round(real / output_scale.astype(jnp.float64).reshape(()))
+    if output_zero_point is not None:
+        quantized = quantized + output_zero_point.astype(jnp.float64).reshape(())
+    info = np.iinfo(jnp.dtype(output_type))
+    return _cast(jnp.clip(quantized, info.min, info.max), output_type)
+
+
 def _window_positions(
     spatial: tuple[int, ...],
     window_sizes: tuple[int, ...],
@@ -323,6 +402,8 @@ FUNCTIONS: dict[str, Callable[..., Array]] = {
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _quantized_linear_matrix_multiply,
     "FOLD": _fold,
     "UNFOLD": _unfold,
+    "CONVOLUTION_INTEGER": _convolution_integer,
+    "QUANTIZED_LINEAR_CONVOLUTION": _quantized_linear_convolution,
 }
 
 

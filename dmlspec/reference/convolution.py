@@ -1,6 +1,6 @@
 """The convolution family (convolution, matrix multiplication, attention), written from the
 DirectML pages; so far GEMM, CONVOLUTION, the integer and quantized matrix multiplications,
-FOLD and UNFOLD.
+FOLD, UNFOLD and the integer and quantized convolutions.
 
 Each operator is computed in FLOAT64 (every product of two FLOAT32 or FLOAT16 values is exact
 there; a sum of K of them is within K * 2^-53 of the sum of their absolute values, 2^29 times
@@ -21,6 +21,11 @@ the same products of A - AZeroPoint and B - BZeroPoint (zero points per tensor, 
 per column of B), summed exactly in INT64 (Python integers for 32-bit inputs); INTEGER_TO_FLOAT
 scales the sums by AScale and BScale and adds Bias in FLOAT64; the quantized one dequantizes,
 multiplies in FLOAT64 and quantizes with ELEMENT_WISE_QUANTIZE_LINEAR's rule.
+
+CONVOLUTION_INTEGER and QUANTIZED_LINEAR_CONVOLUTION: CONVOLUTION's FORWARD cross-correlation
+on InputTensor - InputZeroPoint and FilterTensor - FilterZeroPoint (per output channel), in
+INT64 (exact); the quantized one adds Bias to the sum, scales it by InputScale and FilterScale
+and quantizes with ELEMENT_WISE_QUANTIZE_LINEAR's rule.
 
 UNFOLD and FOLD: the pages' blocks visited one window element at a time (direct loops): UNFOLD
 copies each into its column, FOLD adds each back ("by summing the overlapping values"), each a
@@ -71,9 +76,9 @@ def _gemm_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.ndarray,
     return {"OutputTensor": (value, bound, largest)}
 
 
-def _windowed(f: Fields, x: Inputs, magnitude: bool) -> np.ndarray:
-    """CONVOLUTION without its bias, in FLOAT64 (on absolute values where `magnitude`), one
-    filter element (window offset) at a time.
+def _windowed(f: Fields, data: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """CONVOLUTION without its bias, in the type of `data` and `weights` (FLOAT64, or INT64
+    for the integer convolutions: exact), one filter element (window offset) at a time.
 
     FORWARD: output[n, o, p] = sum over the group's input channels c and window offsets j of
     input[n, c, p * Strides + j * Dilations - StartPadding] * filter[o, c, j], the input zero
@@ -87,28 +92,24 @@ def _windowed(f: Fields, x: Inputs, magnitude: bool) -> np.ndarray:
     filter is flipped along every spatial dimension exactly for Mode CONVOLUTION.
     OutputPadding: FORWARD, zeros after the windows that fit; BACKWARD, the output's end
     extends into the transposed result (cells it does not reach stay 0), as ONNX's
-    ConvTranspose output_padding.
+    ConvTranspose output_padding. An operator without Direction, Mode or OutputPadding (the
+    integer and quantized convolutions) is FORWARD, CROSS_CORRELATION and unpadded.
     """
     spatial = f.integer("DimensionCount")
     strides = f.integers("Strides", spatial)
     dilations = f.integers("Dilations", spatial)
     start = f.integers("StartPadding", spatial)
     groups = f.integer("GroupCount")
-    data = np.asarray(x["InputTensor"], dtype=np.float64)
-    weights = np.asarray(x["FilterTensor"], dtype=np.float64)
-    if magnitude:
-        data, weights = np.abs(data), np.abs(weights)
-    backward = f.enum("Direction") == "BACKWARD"
-    if f.enum("Mode") == "CONVOLUTION":
+    backward = f.present("Direction") and f.enum("Direction") == "BACKWARD"
+    if f.present("Mode") and f.enum("Mode") == "CONVOLUTION":
         weights = weights[(slice(None), slice(None), *[slice(None, None, -1)] * spatial)]
     out_sizes = f.sizes("OutputTensor")
     batch, outputs = out_sizes[0], out_sizes[1]
     # FORWARD: the windows that fit; OutputPadding's cells after them stay 0
-    counts = [
-        n - p for n, p in zip(out_sizes[2:], f.integers("OutputPadding", spatial), strict=True)
-    ]
+    padding = f.integers("OutputPadding", spatial) if f.present("OutputPadding") else [0] * spatial
+    counts = [n - p for n, p in zip(out_sizes[2:], padding, strict=True)]
     inputs = data.shape[1]
-    result = np.zeros(out_sizes, np.float64)
+    result = np.zeros(out_sizes, np.result_type(data, weights))
     for offset in np.ndindex(*weights.shape[2:]):
         tap = weights[(slice(None), slice(None), *offset)]  # {O, C/G} or {C, O/G}
         if not backward:
@@ -119,7 +120,7 @@ def _windowed(f: Fields, x: Inputs, magnitude: bool) -> np.ndarray:
                 taken = np.take(picked, np.clip(positions, 0, data.shape[2 + d] - 1), axis=2 + d)
                 shape = [1] * taken.ndim
                 shape[2 + d] = -1
-                picked = np.where(inside.reshape(shape), taken, 0.0)  # the padding's zeros
+                picked = np.where(inside.reshape(shape), taken, taken.dtype.type(0))  # the padding
             grouped = picked.reshape(batch, groups, inputs // groups, *counts)
             taps = tap.reshape(groups, outputs // groups, inputs // groups)
             summed = np.einsum("ngc...,goc->ngo...", grouped, taps).reshape(batch, outputs, *counts)
@@ -150,9 +151,11 @@ def _windowed(f: Fields, x: Inputs, magnitude: bool) -> np.ndarray:
 def _convolution_exact(
     f: Fields, x: Inputs
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    data = np.asarray(x["InputTensor"], dtype=np.float64)
+    weights = np.asarray(x["FilterTensor"], dtype=np.float64)
     with np.errstate(all="ignore"):
-        value = _windowed(f, x, magnitude=False)
-        bound = _windowed(f, x, magnitude=True)
+        value = _windowed(f, data, weights)
+        bound = _windowed(f, np.abs(data), np.abs(weights))
         largest = bound.copy()
         if "BiasTensor" in x:
             bias = np.asarray(x["BiasTensor"], dtype=np.float64)  # {1, C, 1, ...}: broadcast
@@ -236,6 +239,54 @@ def _quantized_linear_matrix_multiply(f: Fields, x: Inputs, log: dict[str, Write
         quantized = quantize_linear(
             product, _scale(x, "OutputScaleTensor", (-1, 1)), zero_point, dtype
         )
+    return {"OutputTensor": to_type(quantized, dtype)}
+
+
+def _per_channel(x: Inputs, field: str, rank: int) -> np.ndarray:
+    """A per-tensor or per-output-channel quantization tensor ({1, C, 1, 1}, leading 1s
+    optional) as {1, C, 1, ...} of `rank` dimensions."""
+    return np.asarray(x[field]).reshape(1, -1, *(1,) * (rank - 2))
+
+
+def _integer_convolution(f: Fields, x: Inputs) -> np.ndarray:
+    """The integer convolutions' sum, exact in INT64: (InputTensor - InputZeroPoint) gathered
+    window by window, the padding's cells 0 (the input's zero point: they add nothing), times
+    (FilterTensor - FilterZeroPoint), the filter's zero point per tensor or per output
+    channel (FilterTensor's dimension 0)."""
+    data = np.asarray(x["InputTensor"]).astype(np.int64)
+    weights = np.asarray(x["FilterTensor"]).astype(np.int64)
+    if "InputZeroPointTensor" in x:
+        data = data - np.asarray(x["InputZeroPointTensor"]).astype(np.int64).reshape(())
+    if "FilterZeroPointTensor" in x:
+        zero_point = np.asarray(x["FilterZeroPointTensor"]).astype(np.int64)
+        weights = weights - zero_point.reshape(-1, *(1,) * (weights.ndim - 1))
+    return _windowed(f, data, weights)
+
+
+def _convolution_integer(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """The page: "forward convolution on integer data", zero points subtracted, into INT32."""
+    return {"OutputTensor": to_type(_integer_convolution(f, x), f.dtype("OutputTensor"))}
+
+
+def _quantized_linear_convolution(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """The page: "equivalent to dequantizing the inputs, convolving, and then quantizing the
+    output": the exact sum plus Bias (INT32, in the scale InputScale * FilterScale, as ONNX's
+    QLinearConv), times InputScale and FilterScale (per output channel) in FLOAT64, quantized
+    with ELEMENT_WISE_QUANTIZE_LINEAR's rule (per-tensor OutputScale and OutputZeroPoint)."""
+    total = _integer_convolution(f, x).astype(np.float64)
+    rank = total.ndim
+    if "BiasTensor" in x:
+        total = total + np.asarray(x["BiasTensor"], np.float64)  # {1, C, 1, ...}
+    dtype = f.dtype("OutputTensor")
+    zero_point = _zero_point(x, "OutputZeroPointTensor", (1, 1)).reshape(())
+    with np.errstate(all="ignore"):
+        real = (
+            total
+            * np.asarray(x["InputScaleTensor"], np.float64).reshape(())
+            * _per_channel(x, "FilterScaleTensor", rank).astype(np.float64)
+        )
+        scale = np.asarray(x["OutputScaleTensor"], np.float64).reshape(())
+        quantized = quantize_linear(real, scale, zero_point, dtype)
     return {"OutputTensor": to_type(quantized, dtype)}
 
 
@@ -343,10 +394,18 @@ CONVOLUTION: dict[str, Operator] = {
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _quantized_linear_matrix_multiply,
     "FOLD": _fold,
     "UNFOLD": _unfold,
+    "CONVOLUTION_INTEGER": _convolution_integer,
+    "QUANTIZED_LINEAR_CONVOLUTION": _quantized_linear_convolution,
 }
 
 UNDEFINED_NOTES: dict[str, str] = {
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": (
+        "The page: 'A scale value of 0 results in undefined behavior'. round() names no tie "
+        "rule; the reference rounds halves to even. A NaN quotient (a NaN or infinite scale) "
+        "has no quantized value; the reference writes 0, as ELEMENT_WISE_QUANTIZE_LINEAR's "
+        "reference does."
+    ),
+    "QUANTIZED_LINEAR_CONVOLUTION": (
         "The page: 'A scale value of 0 results in undefined behavior'. round() names no tie "
         "rule; the reference rounds halves to even. A NaN quotient (a NaN or infinite scale) "
         "has no quantized value; the reference writes 0, as ELEMENT_WISE_QUANTIZE_LINEAR's "

@@ -45,11 +45,12 @@ FIELDS = (
 )
 
 
-def _filter_zero_point_sizes(d: View) -> Any:
-    """FilterZeroPointSizes: FilterZeroPointTensor.Sizes left-padded with 1s to OutputTensor's
-    DimensionCount, so that index 1 is the channel dimension.
+def _convolution_products(d: View) -> Any:
+    """ConvolutionProducts: The products summed into one output element: a group's input channels
+    (InputChannelCount / GroupCount) times the filter window's elements; meaningful once the
+    channel rules hold.
     """
-    return fn.pad_left(d.FilterZeroPointTensor.Sizes, d.OutputTensor.DimensionCount)
+    return d.InputTensor.Sizes[1] // d.GroupCount * fn.prod(d.FilterTensor.Sizes[2:])
 
 
 def _c1(d: View) -> bool:
@@ -98,15 +99,99 @@ def _c5(d: View) -> bool:
     return bool(
         not fn.present(lambda: d.FilterZeroPointTensor)
         or fn.all_ones(d.FilterZeroPointTensor.Sizes)
-        or (
-            d.FilterZeroPointSizes[1] == d.OutputTensor.Sizes[1]
-            and fn.all_ones(d.FilterZeroPointSizes[:1] + d.FilterZeroPointSizes[2:])
+        or fn.pad_left(d.FilterZeroPointTensor.Sizes, d.OutputTensor.DimensionCount)
+        == [1, d.OutputTensor.Sizes[1]] + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+    )
+
+
+def _c6(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C6: DimensionCount must be InputTensor.DimensionCount - 2 (the spatial
+    dimensions: 2 for 4-D tensors, 1 for 3-D ones).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c7(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C7: GroupCount must be at least 1 (the channels are divided into
+    GroupCount groups).
+    """
+    return bool(d.GroupCount >= 1)
+
+
+def _c8(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C8: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c9(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C9: every item of Dilations must be at least 1."""
+    return bool(fn.all_at_least(d.Dilations, 1))
+
+
+def _c10(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C10: InputTensor.Sizes[1] (InputChannelCount) must be
+    FilterTensor.Sizes[1] (FilterChannelCount) * GroupCount.
+    """
+    return bool(d.InputTensor.Sizes[1] == d.FilterTensor.Sizes[1] * d.GroupCount)
+
+
+def _c11(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C11: FilterTensor.Sizes[0] (FilterBatchCount, the OutputChannelCount)
+    must be a multiple of GroupCount.
+    """
+    return bool(d.FilterTensor.Sizes[0] % d.GroupCount == 0)
+
+
+def _c12(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C12: the filter window dilated by Dilations ((FilterTensor.Sizes[i] - 1)
+    * Dilations[i] + 1) must fit in each spatial dimension of InputTensor padded by StartPadding
+    and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.FilterTensor.Sizes[2:],
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
         )
     )
 
 
+def _c13(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C13: OutputTensor.Sizes must be {BatchCount, FilterTensor.Sizes[0],
+    spatial...}, each spatial size the windows that fit in the padded input
+    (window_output_sizes).
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[0]]
+        + fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.FilterTensor.Sizes[2:],
+            d.Strides,
+            d.Dilations,
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
+def _c14(d: View) -> bool:
+    """CONVOLUTION_INTEGER.C14: InputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor; leading
+    1s optional).
+    """
+    return bool(
+        not fn.present(lambda: d.InputZeroPointTensor) or fn.all_ones(d.InputZeroPointTensor.Sizes)
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {
-    "FilterZeroPointSizes": _filter_zero_point_sizes,
+    "ConvolutionProducts": _convolution_products,
 }
 
 RULES: tuple[Rule, ...] = (
@@ -171,12 +256,172 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("FilterZeroPointTensor", lambda d: d.FilterZeroPointTensor),
             ("FilterZeroPointTensor.Sizes", lambda d: d.FilterZeroPointTensor.Sizes),
-            ("FilterZeroPointSizes[1]", lambda d: d.FilterZeroPointSizes[1]),
-            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
             (
-                "FilterZeroPointSizes[:1] + FilterZeroPointSizes[2:]",
-                lambda d: d.FilterZeroPointSizes[:1] + d.FilterZeroPointSizes[2:],
+                "pad_left(FilterZeroPointTensor.Sizes, OutputTensor.DimensionCount)",
+                lambda d: fn.pad_left(d.FilterZeroPointTensor.Sizes, d.OutputTensor.DimensionCount),
             ),
+            (
+                "[1, OutputTensor.Sizes[1]] + pad_left([], OutputTensor.DimensionCount - 2)",
+                lambda d: (
+                    [1, d.OutputTensor.Sizes[1]]
+                    + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C6",
+        _c6,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 2 for "
+            "4-D tensors, 1 for 3-D ones)"
+        ),
+        "/DimensionCount",
+        depends_on=("CONVOLUTION_INTEGER.C2",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C7",
+        _c7,
+        "GroupCount must be at least 1 (the channels are divided into GroupCount groups)",
+        "/GroupCount",
+        operands=(
+            ("GroupCount", lambda d: d.GroupCount),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C8",
+        _c8,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C9",
+        _c9,
+        "every item of Dilations must be at least 1",
+        "/Dilations",
+        operands=(
+            ("Dilations", lambda d: d.Dilations),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C10",
+        _c10,
+        (
+            "InputTensor.Sizes[1] (InputChannelCount) must be FilterTensor.Sizes[1] "
+            "(FilterChannelCount) * GroupCount"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("CONVOLUTION_INTEGER.C2", "CONVOLUTION_INTEGER.C7"),
+        operands=(
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+            (
+                "FilterTensor.Sizes[1] * GroupCount",
+                lambda d: d.FilterTensor.Sizes[1] * d.GroupCount,
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C11",
+        _c11,
+        (
+            "FilterTensor.Sizes[0] (FilterBatchCount, the OutputChannelCount) must be a multiple of"
+            " GroupCount"
+        ),
+        "/FilterTensor/Sizes",
+        depends_on=("CONVOLUTION_INTEGER.C2", "CONVOLUTION_INTEGER.C7"),
+        operands=(
+            (
+                "FilterTensor.Sizes[0] % GroupCount",
+                lambda d: d.FilterTensor.Sizes[0] % d.GroupCount,
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C12",
+        _c12,
+        (
+            "the filter window dilated by Dilations ((FilterTensor.Sizes[i] - 1) * Dilations[i] + "
+            "1) must fit in each spatial dimension of InputTensor padded by StartPadding and "
+            "EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=(
+            "CONVOLUTION_INTEGER.C2",
+            "CONVOLUTION_INTEGER.C6",
+            "CONVOLUTION_INTEGER.C8",
+            "CONVOLUTION_INTEGER.C9",
+        ),
+        operands=(
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], Strides, "
+                    "Dilations, StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.FilterTensor.Sizes[2:],
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C13",
+        _c13,
+        (
+            "OutputTensor.Sizes must be {BatchCount, FilterTensor.Sizes[0], spatial...}, each "
+            "spatial size the windows that fit in the padded input (window_output_sizes)"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "CONVOLUTION_INTEGER.C2",
+            "CONVOLUTION_INTEGER.C6",
+            "CONVOLUTION_INTEGER.C8",
+            "CONVOLUTION_INTEGER.C9",
+            "CONVOLUTION_INTEGER.C12",
+        ),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], FilterTensor.Sizes[0]] + "
+                    "window_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], Strides, "
+                    "Dilations, StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[0]]
+                    + fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.FilterTensor.Sizes[2:],
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "CONVOLUTION_INTEGER.C14",
+        _c14,
+        "InputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor; leading 1s optional)",
+        "/InputZeroPointTensor",
+        operands=(
+            ("InputZeroPointTensor", lambda d: d.InputZeroPointTensor),
+            ("InputZeroPointTensor.Sizes", lambda d: d.InputZeroPointTensor.Sizes),
         ),
     ),
 )
@@ -252,7 +497,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a CONVOLUTION_INTEGER operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 5
+    availability at the level, the tensor rules, the support table row in force and the 14
     CONVOLUTION_INTEGER error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -26,6 +26,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -52,18 +53,20 @@ FIELDS = (
 )
 
 
-def _filter_scale_sizes(d: View) -> Any:
-    """FilterScaleSizes: FilterScaleTensor.Sizes left-padded with 1s to OutputTensor's
-    DimensionCount, so that index 1 is the channel dimension.
+def _convolution_products(d: View) -> Any:
+    """ConvolutionProducts: The products summed into one output element: a group's input channels
+    (InputChannelCount / GroupCount) times the filter window's elements; meaningful once the
+    channel rules hold.
     """
-    return fn.pad_left(d.FilterScaleTensor.Sizes, d.OutputTensor.DimensionCount)
+    return d.InputTensor.Sizes[1] // d.GroupCount * fn.prod(d.FilterTensor.Sizes[2:])
 
 
-def _filter_zero_point_sizes(d: View) -> Any:
-    """FilterZeroPointSizes: FilterZeroPointTensor.Sizes left-padded with 1s to OutputTensor's
-    DimensionCount, so that index 1 is the channel dimension.
+def _bias_bound(d: View) -> Any:
+    """BiasBound: 2^31 less the largest magnitude of the integer sum (65025 = 255 * 255 a product,
+    ConvolutionProducts of them), at least 1: a bias within it never makes the biased sum
+    overflow INT32.
     """
-    return fn.pad_left(d.FilterZeroPointTensor.Sizes, d.OutputTensor.DimensionCount)
+    return fn.max(2147483648 - 65025 * d.ConvolutionProducts, 1)
 
 
 def _c1(d: View) -> bool:
@@ -119,10 +122,8 @@ def _c5(d: View) -> bool:
     """
     return bool(
         fn.all_ones(d.FilterScaleTensor.Sizes)
-        or (
-            d.FilterScaleSizes[1] == d.OutputTensor.Sizes[1]
-            and fn.all_ones(d.FilterScaleSizes[:1] + d.FilterScaleSizes[2:])
-        )
+        or fn.pad_left(d.FilterScaleTensor.Sizes, d.OutputTensor.DimensionCount)
+        == [1, d.OutputTensor.Sizes[1]] + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
     )
 
 
@@ -133,16 +134,175 @@ def _c6(d: View) -> bool:
     return bool(
         not fn.present(lambda: d.FilterZeroPointTensor)
         or fn.all_ones(d.FilterZeroPointTensor.Sizes)
-        or (
-            d.FilterZeroPointSizes[1] == d.OutputTensor.Sizes[1]
-            and fn.all_ones(d.FilterZeroPointSizes[:1] + d.FilterZeroPointSizes[2:])
+        or fn.pad_left(d.FilterZeroPointTensor.Sizes, d.OutputTensor.DimensionCount)
+        == [1, d.OutputTensor.Sizes[1]] + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+    )
+
+
+def _c7(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C7: DimensionCount must be InputTensor.DimensionCount - 2 (the
+    spatial dimensions: 2 for 4-D tensors, 1 for 3-D ones).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c8(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C8: GroupCount must be at least 1 (the channels are divided into
+    GroupCount groups).
+    """
+    return bool(d.GroupCount >= 1)
+
+
+def _c9(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C9: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c10(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C10: every item of Dilations must be at least 1."""
+    return bool(fn.all_at_least(d.Dilations, 1))
+
+
+def _c11(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C11: InputTensor.Sizes[1] (InputChannelCount) must be
+    FilterTensor.Sizes[1] (FilterChannelCount) * GroupCount.
+    """
+    return bool(d.InputTensor.Sizes[1] == d.FilterTensor.Sizes[1] * d.GroupCount)
+
+
+def _c12(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C12: FilterTensor.Sizes[0] (FilterBatchCount, the
+    OutputChannelCount) must be a multiple of GroupCount.
+    """
+    return bool(d.FilterTensor.Sizes[0] % d.GroupCount == 0)
+
+
+def _c13(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C13: the filter window dilated by Dilations
+    ((FilterTensor.Sizes[i] - 1) * Dilations[i] + 1) must fit in each spatial dimension of
+    InputTensor padded by StartPadding and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.FilterTensor.Sizes[2:],
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
         )
     )
 
 
+def _c14(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C14: OutputTensor.Sizes must be {BatchCount,
+    FilterTensor.Sizes[0], spatial...}, each spatial size the windows that fit in the padded
+    input (window_output_sizes).
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[0]]
+        + fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.FilterTensor.Sizes[2:],
+            d.Strides,
+            d.Dilations,
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
+def _c15(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C15: BiasTensor.Sizes must be {1, OutputChannelCount, 1, ...}
+    (OutputChannelCount = OutputTensor.Sizes[1]).
+    """
+    return bool(
+        not fn.present(lambda: d.BiasTensor)
+        or d.BiasTensor.Sizes
+        == [1, d.OutputTensor.Sizes[1]] + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+    )
+
+
+def _c16(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C16: InputScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor;
+    leading 1s optional).
+    """
+    return bool(fn.all_ones(d.InputScaleTensor.Sizes))
+
+
+def _c17(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C17: InputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per
+    tensor; leading 1s optional).
+    """
+    return bool(
+        not fn.present(lambda: d.InputZeroPointTensor) or fn.all_ones(d.InputZeroPointTensor.Sizes)
+    )
+
+
+def _c18(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C18: OutputScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor;
+    leading 1s optional).
+    """
+    return bool(fn.all_ones(d.OutputScaleTensor.Sizes))
+
+
+def _c19(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.C19: OutputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per
+    tensor; leading 1s optional).
+    """
+    return bool(
+        not fn.present(lambda: d.OutputZeroPointTensor)
+        or fn.all_ones(d.OutputZeroPointTensor.Sizes)
+    )
+
+
+def _r1(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.R1: InputScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.InputScaleTensor.Values, 0)))
+
+
+def _r2(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.R2: FilterScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.FilterScaleTensor.Values, 0)))
+
+
+def _r3(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.R3: OutputScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.OutputScaleTensor.Values, 0)))
+
+
+def _r4(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.R4: InputScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.InputScaleTensor.Values)))
+
+
+def _r5(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.R5: FilterScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.FilterScaleTensor.Values)))
+
+
+def _r6(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.R6: OutputScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.OutputScaleTensor.Values)))
+
+
+def _r7(d: View) -> bool:
+    """QUANTIZED_LINEAR_CONVOLUTION.R7: BiasTensor's values must lie within 2^31 - 65025 *
+    ConvolutionProducts of 0, so that no biased sum overflows INT32.
+    """
+    return bool(
+        not fn.present(lambda: d.BiasTensor)
+        or fn.all(fn.in_bounds(d.BiasTensor.Values, d.BiasBound))
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {
-    "FilterScaleSizes": _filter_scale_sizes,
-    "FilterZeroPointSizes": _filter_zero_point_sizes,
+    "ConvolutionProducts": _convolution_products,
+    "BiasBound": _bias_bound,
 }
 
 RULES: tuple[Rule, ...] = (
@@ -202,11 +362,16 @@ RULES: tuple[Rule, ...] = (
         "/FilterScaleTensor/Sizes",
         operands=(
             ("FilterScaleTensor.Sizes", lambda d: d.FilterScaleTensor.Sizes),
-            ("FilterScaleSizes[1]", lambda d: d.FilterScaleSizes[1]),
-            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
             (
-                "FilterScaleSizes[:1] + FilterScaleSizes[2:]",
-                lambda d: d.FilterScaleSizes[:1] + d.FilterScaleSizes[2:],
+                "pad_left(FilterScaleTensor.Sizes, OutputTensor.DimensionCount)",
+                lambda d: fn.pad_left(d.FilterScaleTensor.Sizes, d.OutputTensor.DimensionCount),
+            ),
+            (
+                "[1, OutputTensor.Sizes[1]] + pad_left([], OutputTensor.DimensionCount - 2)",
+                lambda d: (
+                    [1, d.OutputTensor.Sizes[1]]
+                    + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+                ),
             ),
         ),
     ),
@@ -221,17 +386,346 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("FilterZeroPointTensor", lambda d: d.FilterZeroPointTensor),
             ("FilterZeroPointTensor.Sizes", lambda d: d.FilterZeroPointTensor.Sizes),
-            ("FilterZeroPointSizes[1]", lambda d: d.FilterZeroPointSizes[1]),
-            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
             (
-                "FilterZeroPointSizes[:1] + FilterZeroPointSizes[2:]",
-                lambda d: d.FilterZeroPointSizes[:1] + d.FilterZeroPointSizes[2:],
+                "pad_left(FilterZeroPointTensor.Sizes, OutputTensor.DimensionCount)",
+                lambda d: fn.pad_left(d.FilterZeroPointTensor.Sizes, d.OutputTensor.DimensionCount),
             ),
+            (
+                "[1, OutputTensor.Sizes[1]] + pad_left([], OutputTensor.DimensionCount - 2)",
+                lambda d: (
+                    [1, d.OutputTensor.Sizes[1]]
+                    + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C7",
+        _c7,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 2 for "
+            "4-D tensors, 1 for 3-D ones)"
+        ),
+        "/DimensionCount",
+        depends_on=("QUANTIZED_LINEAR_CONVOLUTION.C1",),
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C8",
+        _c8,
+        "GroupCount must be at least 1 (the channels are divided into GroupCount groups)",
+        "/GroupCount",
+        operands=(
+            ("GroupCount", lambda d: d.GroupCount),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C9",
+        _c9,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C10",
+        _c10,
+        "every item of Dilations must be at least 1",
+        "/Dilations",
+        operands=(
+            ("Dilations", lambda d: d.Dilations),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C11",
+        _c11,
+        (
+            "InputTensor.Sizes[1] (InputChannelCount) must be FilterTensor.Sizes[1] "
+            "(FilterChannelCount) * GroupCount"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("QUANTIZED_LINEAR_CONVOLUTION.C1", "QUANTIZED_LINEAR_CONVOLUTION.C8"),
+        operands=(
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+            (
+                "FilterTensor.Sizes[1] * GroupCount",
+                lambda d: d.FilterTensor.Sizes[1] * d.GroupCount,
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C12",
+        _c12,
+        (
+            "FilterTensor.Sizes[0] (FilterBatchCount, the OutputChannelCount) must be a multiple of"
+            " GroupCount"
+        ),
+        "/FilterTensor/Sizes",
+        depends_on=("QUANTIZED_LINEAR_CONVOLUTION.C1", "QUANTIZED_LINEAR_CONVOLUTION.C8"),
+        operands=(
+            (
+                "FilterTensor.Sizes[0] % GroupCount",
+                lambda d: d.FilterTensor.Sizes[0] % d.GroupCount,
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C13",
+        _c13,
+        (
+            "the filter window dilated by Dilations ((FilterTensor.Sizes[i] - 1) * Dilations[i] + "
+            "1) must fit in each spatial dimension of InputTensor padded by StartPadding and "
+            "EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=(
+            "QUANTIZED_LINEAR_CONVOLUTION.C1",
+            "QUANTIZED_LINEAR_CONVOLUTION.C7",
+            "QUANTIZED_LINEAR_CONVOLUTION.C9",
+            "QUANTIZED_LINEAR_CONVOLUTION.C10",
+        ),
+        operands=(
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], Strides, "
+                    "Dilations, StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.FilterTensor.Sizes[2:],
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C14",
+        _c14,
+        (
+            "OutputTensor.Sizes must be {BatchCount, FilterTensor.Sizes[0], spatial...}, each "
+            "spatial size the windows that fit in the padded input (window_output_sizes)"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "QUANTIZED_LINEAR_CONVOLUTION.C1",
+            "QUANTIZED_LINEAR_CONVOLUTION.C7",
+            "QUANTIZED_LINEAR_CONVOLUTION.C9",
+            "QUANTIZED_LINEAR_CONVOLUTION.C10",
+            "QUANTIZED_LINEAR_CONVOLUTION.C13",
+        ),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], FilterTensor.Sizes[0]] + "
+                    "window_output_sizes(InputTensor.Sizes[2:], FilterTensor.Sizes[2:], Strides, "
+                    "Dilations, StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.FilterTensor.Sizes[0]]
+                    + fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.FilterTensor.Sizes[2:],
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C15",
+        _c15,
+        (
+            "BiasTensor.Sizes must be {1, OutputChannelCount, 1, ...} (OutputChannelCount = "
+            "OutputTensor.Sizes[1])"
+        ),
+        "/BiasTensor",
+        depends_on=("QUANTIZED_LINEAR_CONVOLUTION.C1",),
+        operands=(
+            ("BiasTensor", lambda d: d.BiasTensor),
+            ("BiasTensor.Sizes", lambda d: d.BiasTensor.Sizes),
+            (
+                "[1, OutputTensor.Sizes[1]] + pad_left([], OutputTensor.DimensionCount - 2)",
+                lambda d: (
+                    [1, d.OutputTensor.Sizes[1]]
+                    + fn.pad_left([], d.OutputTensor.DimensionCount - 2)
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C16",
+        _c16,
+        "InputScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor; leading 1s optional)",
+        "/InputScaleTensor/Sizes",
+        operands=(
+            ("InputScaleTensor.Sizes", lambda d: d.InputScaleTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C17",
+        _c17,
+        "InputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor; leading 1s optional)",
+        "/InputZeroPointTensor",
+        operands=(
+            ("InputZeroPointTensor", lambda d: d.InputZeroPointTensor),
+            ("InputZeroPointTensor.Sizes", lambda d: d.InputZeroPointTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C18",
+        _c18,
+        "OutputScaleTensor.Sizes must be {1, 1, 1, 1} (per tensor; leading 1s optional)",
+        "/OutputScaleTensor/Sizes",
+        operands=(
+            ("OutputScaleTensor.Sizes", lambda d: d.OutputScaleTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.C19",
+        _c19,
+        "OutputZeroPointTensor.Sizes must be {1, 1, 1, 1} (per tensor; leading 1s optional)",
+        "/OutputZeroPointTensor",
+        operands=(
+            ("OutputZeroPointTensor", lambda d: d.OutputZeroPointTensor),
+            ("OutputZeroPointTensor.Sizes", lambda d: d.OutputZeroPointTensor.Sizes),
         ),
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.R1",
+        _r1,
+        "InputScaleTensor must not be 0",
+        "/InputScaleTensor/Values",
+        operands=(
+            (
+                "not_equal(InputScaleTensor.Values, 0)",
+                lambda d: fn.not_equal(d.InputScaleTensor.Values, 0),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.R2",
+        _r2,
+        "FilterScaleTensor must not be 0",
+        "/FilterScaleTensor/Values",
+        operands=(
+            (
+                "not_equal(FilterScaleTensor.Values, 0)",
+                lambda d: fn.not_equal(d.FilterScaleTensor.Values, 0),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.R3",
+        _r3,
+        "OutputScaleTensor must not be 0",
+        "/OutputScaleTensor/Values",
+        operands=(
+            (
+                "not_equal(OutputScaleTensor.Values, 0)",
+                lambda d: fn.not_equal(d.OutputScaleTensor.Values, 0),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.R4",
+        _r4,
+        "InputScaleTensor must be finite",
+        "/InputScaleTensor/Values",
+        operands=(
+            ("finite(InputScaleTensor.Values)", lambda d: fn.finite(d.InputScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.R5",
+        _r5,
+        "FilterScaleTensor must be finite",
+        "/FilterScaleTensor/Values",
+        operands=(
+            ("finite(FilterScaleTensor.Values)", lambda d: fn.finite(d.FilterScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.R6",
+        _r6,
+        "OutputScaleTensor must be finite",
+        "/OutputScaleTensor/Values",
+        operands=(
+            ("finite(OutputScaleTensor.Values)", lambda d: fn.finite(d.OutputScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_CONVOLUTION.R7",
+        _r7,
+        (
+            "BiasTensor's values must lie within 2^31 - 65025 * ConvolutionProducts of 0, so that "
+            "no biased sum overflows INT32"
+        ),
+        "/BiasTensor",
+        depends_on=(
+            "QUANTIZED_LINEAR_CONVOLUTION.C1",
+            "QUANTIZED_LINEAR_CONVOLUTION.C8",
+            "QUANTIZED_LINEAR_CONVOLUTION.C11",
+        ),
+        operands=(
+            ("BiasTensor", lambda d: d.BiasTensor),
+            (
+                "in_bounds(BiasTensor.Values, BiasBound)",
+                lambda d: fn.in_bounds(d.BiasTensor.Values, d.BiasBound),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -387,7 +881,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a QUANTIZED_LINEAR_CONVOLUTION operator JSON (DxDispatch's dispatchable: type and desc)
     at a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 6
+    availability at the level, the tensor rules, the support table row in force and the 19
     QUANTIZED_LINEAR_CONVOLUTION error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -396,7 +890,10 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (QUANTIZED_LINEAR_CONVOLUTION.R1,
+    QUANTIZED_LINEAR_CONVOLUTION.R2, QUANTIZED_LINEAR_CONVOLUTION.R3,
+    QUANTIZED_LINEAR_CONVOLUTION.R4, QUANTIZED_LINEAR_CONVOLUTION.R5,
+    QUANTIZED_LINEAR_CONVOLUTION.R6, QUANTIZED_LINEAR_CONVOLUTION.R7) of a valid desc against
+    input arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -5,7 +5,12 @@ multiplications as MatMulInteger, com.microsoft MatMulIntegerToFloat and QLinear
 onnxruntime's CPU kernels take the desc (per-tensor quantization; not INT8 A with UINT8 B), a
 FLOAT64 MatMul graph of the pages' formulas where they do not (per-row and per-column scales
 and zero points, 16- and 32-bit inputs, FLOAT16); FOLD as Col2Im (ScatterElements' add for the
-types Col2Im lacks) and UNFOLD as Pad and Gather.
+types Col2Im lacks) and UNFOLD as Pad and Gather; CONVOLUTION_INTEGER as ConvInteger (a
+per-channel filter zero point subtracted by linearity, ConvInteger taking per-tensor ones only;
+an INT8 input with a UINT8 filter moved to UINT8, where onnxruntime's sums go wrong) and
+QUANTIZED_LINEAR_CONVOLUTION as QLinearConv where onnxruntime's CPU kernel takes the desc
+(input and output types alike, not INT8 with UINT8, a finite FLOAT32 InputScale * FilterScale),
+ConvInteger's integer sum scaled and quantized in FLOAT64 elsewhere.
 
 GEMM: Transpose where TransA/TransB ask, MatMul in FLOAT32 (FLOAT16 inputs widened first, as
 DirectML accumulates them), then Alpha * product + Beta * C, the FusedActivation's graph, and
@@ -219,17 +224,126 @@ def _quantized_linear_matrix_multiply(c: Call) -> dict[str, str]:
             dtype=output,
         )
         return {"OutputTensor": result}
-    real = _scaled(c, _wide_product(c))
-    scale = g.reshape(g.cast(c.feed("OutputScaleTensor"), np.float64), (-1, 1))
+    return {"OutputTensor": _quantized(c, _scaled(c, _wide_product(c)), (-1, 1))}
+
+
+def _quantized(c: Call, real: str, shape: tuple[int, ...]) -> str:
+    """The page's Quantize function on a FLOAT64 value: Round(real / OutputScale) (halves to
+    even) + OutputZeroPoint, then Max/Min to the output type's range; the scale and zero point
+    reshaped to `shape` (per row, or () per tensor)."""
+    g = c.g
+    output = c.dtype("OutputTensor")
+    scale = g.reshape(g.cast(c.feed("OutputScaleTensor"), np.float64), shape)
     quantized = g.op("Round", g.op("Div", real, scale))
     if c.given("OutputZeroPointTensor"):
-        zero = g.reshape(g.cast(c.feed("OutputZeroPointTensor"), np.float64), (-1, 1))
+        zero = g.reshape(g.cast(c.feed("OutputZeroPointTensor"), np.float64), shape)
         quantized = g.op("Add", quantized, zero)
     info = np.iinfo(output)
     low = g.feed(np.array(float(info.min)))
     high = g.feed(np.array(float(info.max)))
     clamped = g.op("Min", g.op("Max", quantized, low), high)
-    return {"OutputTensor": g.cast(clamped, output)}
+    return g.cast(clamped, output)
+
+
+def _window_attributes(c: Call) -> dict[str, Any]:
+    """Conv's attributes from the desc's window fields (ONNX's pads: every start, every end)."""
+
+    def ints(field: str) -> list[int]:
+        return [int(v) for v in c.desc[field]]
+
+    return {
+        "strides": ints("Strides"),
+        "dilations": ints("Dilations"),
+        "pads": ints("StartPadding") + ints("EndPadding"),
+        "group": int(c.desc["GroupCount"]),
+    }
+
+
+def _integer_sum(c: Call) -> str:
+    """(InputTensor - InputZeroPoint) convolved with (FilterTensor - FilterZeroPoint), INT32,
+    as ConvInteger (which pads with the input's zero point, as dmlspec reads the pages).
+    onnxruntime's ConvInteger gets some sums of an INT8 input with a UINT8 filter wrong where
+    the input's zero point is not 0 (onnxruntime 1.32 on x86: extreme values, zero point 63):
+    such an input is moved to UINT8 first, input and zero point + 128 (the same differences).
+    It takes per-tensor zero points only: a per-channel FilterZeroPoint is subtracted by
+    linearity, ConvInteger(x, w) - FilterZeroPoint[o] * ConvInteger(x, 1), the second the sum
+    of the window's input differences, both exact in INT32."""
+    g = c.g
+    attributes = _window_attributes(c)
+    x, w = c.feed("InputTensor"), c.array("FilterTensor")
+    x_zero = _scalar_feed(c, "InputZeroPointTensor", c.dtype("InputTensor"))
+    if (c.dtype("InputTensor").name, w.dtype.name) == _MIXED:
+        offset = g.feed(np.array(128, np.int32))
+        x = g.cast(g.op("Add", g.cast(x, np.int32), offset), np.uint8)
+        x_zero = g.cast(g.op("Add", g.cast(x_zero, np.int32), offset), np.uint8)
+    apart = not _per_tensor(c, "FilterZeroPointTensor")
+    w_zero = (
+        g.feed(np.zeros((), w.dtype))
+        if apart
+        else _scalar_feed(c, "FilterZeroPointTensor", w.dtype)
+    )
+    total = g.op("ConvInteger", x, g.feed(w), x_zero, w_zero, dtype=np.int32, **attributes)
+    if apart:
+        ones = g.feed(np.ones_like(w))
+        window = g.op("ConvInteger", x, ones, x_zero, w_zero, dtype=np.int32, **attributes)
+        rank = len(c.sizes("OutputTensor"))
+        zero = g.cast(c.feed("FilterZeroPointTensor"), np.int32)
+        zero = g.reshape(zero, [1, -1] + [1] * (rank - 2))
+        total = g.op("Sub", total, g.op("Mul", window, zero))
+    return total
+
+
+def _convolution_integer(c: Call) -> dict[str, str]:
+    """ConvInteger (ONNX's is a cross-correlation, as dmlspec reads the page)."""
+    c.g.shape = tuple(c.sizes("OutputTensor"))
+    return {"OutputTensor": _integer_sum(c)}
+
+
+def _quantized_linear_convolution(c: Call) -> dict[str, str]:
+    """QLinearConv where onnxruntime's CPU kernel takes the desc (the input's and output's types
+    the same, not INT8 input with UINT8 filter; per-channel FilterScale and FilterZeroPoint are
+    fine) and InputScale * FilterScale is finite in FLOAT32 (onnxruntime multiplies them first,
+    so an overflowing product makes a zero sum NaN, where the exact value is the zero point);
+    otherwise the integer sum
+    (_integer_sum) plus Bias, scaled in FLOAT64 and quantized as the page's Quantize function
+    says (Round: halves to even, then Max/Min to the output type's range)."""
+    g = c.g
+    out_sizes = c.sizes("OutputTensor")
+    g.shape = tuple(out_sizes)
+    output = c.dtype("OutputTensor")
+    rank = len(out_sizes)
+    types = (c.dtype("InputTensor").name, c.dtype("FilterTensor").name)
+    with np.errstate(all="ignore"):  # onnxruntime multiplies the scales in FLOAT32 first
+        scales = c.array("InputScaleTensor").reshape(()) * c.array("FilterScaleTensor")
+    if c.dtype("InputTensor") == output and types != _MIXED and np.isfinite(scales).all():
+        w = c.array("FilterTensor")
+        filter_scale = c.array("FilterScaleTensor").reshape(-1)
+        filter_zero = (
+            c.array("FilterZeroPointTensor").reshape(-1)
+            if c.given("FilterZeroPointTensor")
+            else np.zeros(filter_scale.shape, w.dtype)
+        )
+        inputs = [
+            c.feed("InputTensor"),
+            _scalar_feed(c, "InputScaleTensor", np.float32),
+            _scalar_feed(c, "InputZeroPointTensor", output),
+            g.feed(w),
+            g.feed(filter_scale),
+            g.feed(filter_zero),
+            _scalar_feed(c, "OutputScaleTensor", np.float32),
+            _scalar_feed(c, "OutputZeroPointTensor", output),
+        ]
+        if c.given("BiasTensor"):
+            inputs.append(g.feed(c.array("BiasTensor").reshape(-1)))
+        result = g.op("QLinearConv", *inputs, dtype=output, **_window_attributes(c))
+        return {"OutputTensor": result}
+    real = g.cast(_integer_sum(c), np.float64)
+    if c.given("BiasTensor"):
+        real = g.op("Add", real, g.cast(c.feed("BiasTensor"), np.float64))
+    x_scale = g.reshape(g.cast(c.feed("InputScaleTensor"), np.float64), [])
+    w_scale = g.cast(c.feed("FilterScaleTensor"), np.float64)
+    real = g.op("Mul", g.op("Mul", real, x_scale), g.reshape(w_scale, [1, -1] + [1] * (rank - 2)))
+    return {"OutputTensor": _quantized(c, real, ())}
 
 
 def _window_fields(c: Call) -> dict[str, list[int]]:
@@ -337,6 +451,8 @@ OPERATORS: dict[str, Builder] = {
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _quantized_linear_matrix_multiply,
     "FOLD": _fold,
     "UNFOLD": _unfold,
+    "CONVOLUTION_INTEGER": _convolution_integer,
+    "QUANTIZED_LINEAR_CONVOLUTION": _quantized_linear_convolution,
 }
 
 
