@@ -56,6 +56,7 @@ def test_gemm_follows_the_pages_formula() -> None:
     assert (largest >= bound).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_gemm_suite_passes(backend: str, tmp_path: Path) -> None:
     if backend == "onnxruntime":
@@ -226,6 +227,7 @@ def test_dxdispatch_convolution_models_run(
     assert numbers[-len(expected) :] == expected, printed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_convolution_suite_passes(backend: str, tmp_path: Path) -> None:
     if backend == "onnxruntime":
@@ -392,6 +394,7 @@ QUANTIZED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("operator", "backend", "cells"), QUANTIZED)
 def test_the_integer_and_quantized_suites_pass(
     operator: str, backend: str, cells: str, tmp_path: Path
@@ -510,6 +513,7 @@ def test_fold_by_hand() -> None:
     np.testing.assert_array_equal(bound, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jax", "numpy", "tests.convolution_backends:OnnxRuntimeAt64"])
 def test_the_fold_and_unfold_suites_pass(backend: str, tmp_path: Path) -> None:
     if "OnnxRuntime" in backend:

@@ -98,6 +98,7 @@ def test_a_sum_in_another_order_passes(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:]
 
 
+@pytest.mark.slow
 def test_jax_and_numpy_pass_the_family_and_hit_every_cell(tmp_path: Path) -> None:
     for backend in ("jax", "numpy"):
         result = conformance(backend, tmp_path / backend, "--workers", workers(), "--ops", *FAMILY)
@@ -107,6 +108,7 @@ def test_jax_and_numpy_pass_the_family_and_hit_every_cell(tmp_path: Path) -> Non
         assert not [t for t in results["tests"] if t["outcome"] in ("failed", "xfailed")]
 
 
+@pytest.mark.slow
 def test_onnxruntime_passes_the_family_but_for_its_listed_divergences(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime", reason="the peers extra is not installed")
     result = conformance("onnxruntime", tmp_path, "--workers", workers(), "--ops", *FAMILY)
