@@ -1,7 +1,8 @@
 """MULTIHEAD_ATTENTION: the page's steps worked by hand on the reference, the JAX kernel and
 onnxruntime's graph (stacked and unstacked forms, heads, biases, past keys and values, each
-mask type), size rules that fire naming their ids, the output's bound, broken backends caught (Scale or the mask forgotten), and the generated suite
-on jax, the NumPy reference and onnxruntime (slow)."""
+mask type), size rules that fire naming their ids, the output's bound, broken backends caught
+(Scale or the mask forgotten), the ops function, and the generated suite on jax, the NumPy
+reference and onnxruntime (slow)."""
 
 from __future__ import annotations
 
@@ -347,3 +348,21 @@ def test_broken_attention_is_caught(backend: str, tmp_path: Path) -> None:
     assert run.returncode == 1, run.stdout[-3000:]
     junit = (tmp_path / "junit.xml").read_text()
     assert "elements beyond KS * max(bound * u, tiny) of the FLOAT64 reference" in junit
+
+
+def test_the_ops_function_leaves_out_the_present_outputs_not_asked_for() -> None:
+    output, present_key, present_value = ops.multihead_attention(
+        QueryTensor=QUERY,
+        KeyTensor=KEYS,
+        ValueTensor=VALUES,
+        OutputTensor=_tensor([1, 1, 2]),
+        OutputPresentKeyTensor=None,
+        OutputPresentValueTensor=_tensor([1, 1, 2, 2]),
+        Scale=math.log(3),
+        MaskFilterValue=-10000.0,
+        HeadCount=1,
+        MaskType="NONE",
+    )
+    np.testing.assert_allclose(np.asarray(output), [[[1.5, 2.5]]], rtol=1e-6)
+    assert present_key is None
+    np.testing.assert_array_equal(np.asarray(present_value), VALUES.reshape(1, 1, 2, 2))
