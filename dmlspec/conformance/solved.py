@@ -283,11 +283,14 @@ def values_as_required(
     catalog: Catalog, spec: OperatorSpec, desc: dict[str, Any], rng: random.Random
 ) -> None:
     """Drawn values set so that rules tying them hold (CONVOLUTION's channels, groups and
-    windows), each rule under its guard (`Direction != "FORWARD" or ...` where Direction is
-    FORWARD). In passes, so a later one keeps what an earlier one set: scalars and array items
-    at their least (`GroupCount >= 1`, `all_at_least(Strides, 1)`), sizes rounded up to a
-    multiple (`FilterTensor.Sizes[0] % GroupCount == 0`), sizes one item of a rule defines
-    (`InputTensor.Sizes[1] == FilterTensor.Sizes[1] * GroupCount`), then windows that must fit
+    windows), each rule under its guards (`Direction != "FORWARD" or ...` where Direction is
+    FORWARD; `not present(T) or MaskType != "BOOLEAN" or ...` where T is given and MaskType
+    BOOLEAN). In passes, so a later one keeps what an earlier one set: leading sizes that must
+    be 1 (`all_ones(T.Sizes[:-3])`), scalars and array items at their least (`GroupCount >=
+    1`, `all_at_least(Strides, 1)`), sizes rounded up to a multiple (`FilterTensor.Sizes[0] %
+    GroupCount == 0`), sizes one item of a rule defines
+    (`InputTensor.Sizes[1] == FilterTensor.Sizes[1] * GroupCount`, negative indices too),
+    sizes that must broadcast to a target (each the target's or 1), then windows that must fit
     (`all_at_least(window_output_sizes(...), 1)`: the window shrunk;
     `all_at_least(transposed_output_sizes(...), 1)`: the paddings cut)."""
     for solve in (_ones, _at_least, _multiple, _item_equal, _broadcast, _window_fits):
