@@ -256,7 +256,7 @@ def test_mask_shapes_follow_the_mask_type(mask_type: str, sizes: list[int], rule
 def test_drawn_descs_are_valid_in_every_form() -> None:
     spec = catalog().operator("MULTIHEAD_ATTENTION")
     forms = set()
-    for seed in range(40):
+    for seed in range(12):
         case = draw_case(catalog(), spec, "6_1", seed, attempts=3)  # solved, not rejected
         desc = case.operator["desc"]
         forms.add(
