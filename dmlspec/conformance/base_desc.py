@@ -1,7 +1,8 @@
 """A valid desc of any operator, for negative tests and fuzzing of the validators.
 
 First choice: a documented example (its corrected form where it has errata) that the
-validator accepts. Otherwise one is built from the spec: every tensor of the support row in
+validator accepts. Otherwise one is built from the spec (and where none can be, drawn as the
+suites draw descs): every tensor of the support row in
 force gets a shared data type and rank where the row allows one, arrays get as many items as
 their count fields say, other fields simple values, and then each scalar field the validator
 complains about is given the next candidate value until the desc is valid or the candidates
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,6 +40,7 @@ _SCALAR_CANDIDATES = {
 # Arrays a rule blames are tried with every item set to the next candidate (window offsets
 # of 0, say, where a window of 1 must fit a size of 1).
 _ARRAY_CANDIDATES = {"uint_array": (1, 0, 2), "int_array": (1, 0, -1, 2)}
+_DRAWS = 24  # descs drawn where none is built
 
 
 def example_desc(spec: OperatorSpec, fields: Any) -> Desc:
@@ -79,7 +82,26 @@ def base_descs(
             found.append(repaired)
         if len(found) >= limit:
             break
+    if not found:  # tensors tied by presence and size rules (MULTIHEAD_ATTENTION's forms)
+        found += _drawn(catalog, spec, level, limit)
     return found
+
+
+def _drawn(catalog: Catalog, spec: OperatorSpec, level: str, limit: int) -> list[Desc]:
+    """Descs drawn as the suites draw them (rules solved), those giving the most optional
+    fields first, so that negative tests can break the rules on them."""
+    from .descs import draw_desc
+
+    drawn: list[Desc] = []
+    for seed in range(_DRAWS):
+        try:
+            desc = draw_desc(catalog, spec, level, random.Random(seed), attempts=20)["desc"]
+        except LookupError:
+            continue
+        if desc not in drawn:
+            drawn.append(desc)
+    drawn.sort(key=lambda desc: -len(desc))  # stable: the earlier seed first among equals
+    return drawn[:limit]
 
 
 def _built(catalog: Catalog, spec: OperatorSpec, level: str) -> Iterator[Desc]:

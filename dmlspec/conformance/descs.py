@@ -25,6 +25,7 @@ from ..validation import validate_operator
 from .solved import (
     ones_where_required,
     partition_along_axis,
+    presence_as_required,
     shape_alternatives,
     values_as_required,
     windows_inside,
@@ -237,9 +238,13 @@ def draw_desc(
         ranks = _choose_ranks(spec, row, forces, rng, max_rank)
         desc: dict[str, Any] = {}
         drawn: list[list[int]] = []
+        presence = presence_as_required(spec, forced_tensors, rng)
         for tensor in tensor_like(spec):
             forced = tensor.name in forced_tensors
-            if tensor.optional and not tensor.is_output and not forced and rng.random() < 0.3:
+            if tensor.name in presence:
+                if not presence[tensor.name]:
+                    continue  # left out as the spec's presence rules require
+            elif tensor.optional and not tensor.is_output and not forced and rng.random() < 0.3:
                 continue  # an optional input left out now and then
             if tensor.is_tensor_array:
                 desc[tensor.name] = [

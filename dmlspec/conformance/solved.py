@@ -9,6 +9,8 @@ an operator.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import random
 from typing import Any
 
@@ -21,6 +23,7 @@ from ..model import Catalog, OperatorSpec
 __all__ = [
     "ones_where_required",
     "partition_along_axis",
+    "presence_as_required",
     "shape_alternatives",
     "values_as_required",
     "windows_inside",
@@ -61,6 +64,78 @@ def ones_where_required(spec: OperatorSpec, desc: dict[str, Any]) -> None:
             sizes = tensor["Sizes"]
             end = len(sizes) if stop is None else len(sizes) + stop if stop < 0 else stop
             tensor["Sizes"] = [1 if i < end else n for i, n in enumerate(sizes)]
+
+
+def _present_only(node: nodes.Node) -> set[str] | None:
+    """The fields a rule made only of present() calls, `and`, `or` and `not` asks about; None
+    for any other rule."""
+    match node:
+        case nodes.Call(func="present", args=(nodes.Name(id=name),)):
+            return {name}
+        case nodes.Unary(op="not", operand=operand):
+            return _present_only(operand)
+        case nodes.BoolOp(values=values):
+            found: set[str] = set()
+            for value in values:
+                names = _present_only(value)
+                if names is None:
+                    return None
+                found |= names
+            return found
+    return None
+
+
+def _holds(node: nodes.Node, given: frozenset[str]) -> bool:
+    match node:
+        case nodes.Call(args=(nodes.Name(id=name),)):
+            return name in given
+        case nodes.Unary(operand=operand):
+            return not _holds(operand, given)
+        case nodes.BoolOp(op="and", values=values):
+            return all(_holds(v, given) for v in values)
+        case nodes.BoolOp(values=values):
+            return any(_holds(v, given) for v in values)
+    return False
+
+
+@functools.cache
+def _presence_choices(spec: OperatorSpec) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """The optional fields the spec's presence rules ask about, and every set of them given
+    that all those rules allow (MULTIHEAD_ATTENTION's exactly one query, key and value)."""
+    rules = []
+    fields: set[str] = set()
+    for constraint in spec.constraints:
+        names = _present_only(constraint.expr.tree)
+        if constraint.constraint_class == "error" and names:
+            rules.append(constraint.expr.tree)
+            fields |= names
+    if not rules or len(fields) > 16:
+        return (), ()
+    ordered = tuple(sorted(fields))
+    allowed = tuple(
+        given
+        for picks in itertools.product((False, True), repeat=len(ordered))
+        if all(
+            _holds(rule, given := frozenset(f for f, p in zip(ordered, picks, strict=True) if p))
+            for rule in rules
+        )
+    )
+    return ordered, allowed
+
+
+def presence_as_required(
+    spec: OperatorSpec, forced: set[str], rng: random.Random
+) -> dict[str, bool]:
+    """Which optional fields to give, where rules made only of present() tie them (`exactly
+    one of QueryTensor, StackedQueryKeyTensor, StackedQueryKeyValueTensor`): one of the sets
+    the rules allow, at random, among those that give every `forced` field. Empty where the
+    spec has no such rule (each optional field is then drawn alone)."""
+    fields, allowed = _presence_choices(spec)
+    fitting = [given for given in allowed if forced & set(fields) <= given]
+    if not fitting:
+        return {}
+    given = rng.choice(fitting)
+    return {field: field in given for field in fields}
 
 
 def partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.Random) -> None:
@@ -210,21 +285,24 @@ def values_as_required(
     catalog: Catalog, spec: OperatorSpec, desc: dict[str, Any], rng: random.Random
 ) -> None:
     """Drawn values set so that rules tying them hold (CONVOLUTION's channels, groups and
-    windows), each rule under its guard (`Direction != "FORWARD" or ...` where Direction is
-    FORWARD). In passes, so a later one keeps what an earlier one set: scalars and array items
-    at their least (`GroupCount >= 1`, `all_at_least(Strides, 1)`), sizes rounded up to a
-    multiple (`FilterTensor.Sizes[0] % GroupCount == 0`), sizes one item of a rule defines
-    (`InputTensor.Sizes[1] == FilterTensor.Sizes[1] * GroupCount`), then windows that must fit
+    windows), each rule under its guards (`Direction != "FORWARD" or ...` where Direction is
+    FORWARD; `not present(T) or MaskType != "BOOLEAN" or ...` where T is given and MaskType
+    BOOLEAN). In passes, so a later one keeps what an earlier one set: leading sizes that must
+    be 1 (`all_ones(T.Sizes[:-3])`), scalars and array items at their least (`GroupCount >=
+    1`, `all_at_least(Strides, 1)`), sizes rounded up to a multiple (`FilterTensor.Sizes[0] %
+    GroupCount == 0`), sizes one item of a rule defines
+    (`InputTensor.Sizes[1] == FilterTensor.Sizes[1] * GroupCount`, negative indices too),
+    sizes that must broadcast to a target (each the target's or 1), then windows that must fit
     (`all_at_least(window_output_sizes(...), 1)`: the window shrunk;
     `all_at_least(transposed_output_sizes(...), 1)`: the paddings cut)."""
-    for solve in (_at_least, _multiple, _item_equal, _window_fits):
+    for solve in (_ones, _at_least, _multiple, _item_equal, _broadcast, _window_fits):
         for constraint in spec.constraints:
             if constraint.constraint_class != "error":
                 continue
-            guard, rule = guard_of(constraint.expr.tree)
+            guards, rule = _guards(constraint.expr.tree)
             env = bind_desc(catalog.common, spec, {k: v for k, v in desc.items()})
             try:
-                if guard is not None and not evaluate(guard, env, constraint.id):
+                if not all(evaluate(guard, env, constraint.id) for guard in guards):
                     continue
             except (Absent, ExpressionError, ArithmeticError, TypeError, ValueError):
                 continue
@@ -237,6 +315,26 @@ def values_as_required(
                     continue
 
 
+def _guards(tree: nodes.Node) -> tuple[list[nodes.Node], nodes.Node]:
+    """A rule's guards and what it requires under them: `Field != "MEMBER" or rule` as
+    guard_of reads it; `not present(T) or ... or rule`, every operand but the last a
+    `not present(...)` or `Field != "MEMBER"`, as the guards `present(T)`, `Field ==
+    "MEMBER"`, ... and the last operand."""
+    guard, rule = guard_of(tree)
+    if guard is not None or not (isinstance(tree, nodes.BoolOp) and tree.op == "or"):
+        return ([] if guard is None else [guard]), rule
+    guards: list[nodes.Node] = []
+    for value in tree.values[:-1]:
+        match value:
+            case nodes.Unary(op="not", operand=nodes.Call(func="present") as given):
+                guards.append(given)
+            case nodes.Compare(first=nodes.Name() as field, ops=("!=",), rest=(nodes.Literal(),)):
+                guards.append(nodes.Compare(value.col, field, ("==",), value.rest))
+            case _:
+                return [], tree
+    return guards, tree.values[-1]
+
+
 def _slot(node: nodes.Node, desc: dict[str, Any]) -> tuple[Any, Any] | None:
     """Where a drawn value a node names is held: (desc, field) for an int field, (sizes, i)
     for an item of a drawn tensor's Sizes."""
@@ -245,8 +343,10 @@ def _slot(node: nodes.Node, desc: dict[str, Any]) -> tuple[Any, Any] | None:
             return desc, name
         case nodes.Index(
             obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
-            index=nodes.Literal(value=int() as index),
+            index=nodes.Literal(value=int() as index)
+            | nodes.Unary(op="-", operand=nodes.Literal(value=int() as index)) as at,
         ):
+            index = -index if isinstance(at, nodes.Unary) else index
             sizes = desc.get(name, {}).get("Sizes") if isinstance(desc.get(name), dict) else None
             if isinstance(sizes, list) and -len(sizes) <= index < len(sizes):
                 return sizes, index
@@ -312,6 +412,54 @@ def _item_equal(
             value = evaluate(second, env, rule)
             if slot is not None and isinstance(value, int) and value >= 1:
                 slot[0][slot[1]] = value
+
+
+def _ones(term: nodes.Node, desc: dict[str, Any], env: Any, rule: str, rng: random.Random) -> None:
+    """`all_ones(T.Sizes[:-n])` inside a rule: those leading sizes set to 1."""
+    match term:
+        case nodes.Call(
+            func="all_ones",
+            args=(
+                nodes.Slice(
+                    obj=nodes.Member(obj=nodes.Name(id=name), member="Sizes"),
+                    lower=None,
+                    upper=nodes.Unary(op="-", operand=nodes.Literal(value=int() as stop)),
+                ),
+            ),
+        ):
+            sizes = desc.get(name, {}).get("Sizes") if isinstance(desc.get(name), dict) else None
+            if isinstance(sizes, list):
+                for i in range(max(0, len(sizes) - stop)):
+                    sizes[i] = 1
+
+
+def _broadcast(
+    term: nodes.Node, desc: dict[str, Any], env: Any, rule: str, rng: random.Random
+) -> None:
+    """`broadcastable(T.Sizes, target)` or `broadcastable(pad_left(T.Sizes, n), target)`:
+    each of T's sizes the target's or 1, at random (the dimensions pad_left adds stay 1s)."""
+    match term:
+        case nodes.Call(func="broadcastable", args=(sizes_node, target)):
+            pass
+        case _:
+            return
+    match sizes_node:
+        case nodes.Member(obj=nodes.Name(id=name), member="Sizes"):
+            pass
+        case nodes.Call(
+            func="pad_left", args=(nodes.Member(obj=nodes.Name(id=name), member="Sizes"), _)
+        ):
+            pass
+        case _:
+            return
+    sizes = desc.get(name, {}).get("Sizes") if isinstance(desc.get(name), dict) else None
+    wanted = evaluate(target, env, rule)
+    if not isinstance(sizes, list) or not isinstance(wanted, list):
+        return
+    for i in range(1, min(len(sizes), len(wanted)) + 1):
+        sizes[-i] = wanted[-i] if rng.random() < 0.7 else 1
+    for i in range(len(wanted), len(sizes)):
+        sizes[len(sizes) - 1 - i] = 1
 
 
 def _window_fits(

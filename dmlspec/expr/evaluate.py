@@ -151,6 +151,13 @@ class _Evaluator:
                 except Absent:
                     return False
                 return True
+            case nodes.Call(func="first_present", args=args):
+                for arg in args:
+                    try:
+                        return self.value(arg)
+                    except Absent:
+                        continue
+                raise Absent("first_present")
             case nodes.Call(func=func, args=args):
                 arguments = [self.value(arg) for arg in args]
                 try:

@@ -28,6 +28,7 @@ from .type_rules import (
     all_alike,
     any_one,
     array_and_bound,
+    first_of_alike,
     fixed,
     flags_and_member,
     list_or_numbers,
@@ -62,6 +63,16 @@ def _present(facts: Facts, read: Callable[[], Any]) -> bool:
     return True
 
 
+def _first_present(facts: Facts, *reads: Callable[[], Any]) -> Any:
+    """The first thunk's value that reads no absent optional value; `Absent` when none does."""
+    for read in reads:
+        try:
+            return read()
+        except Absent:
+            continue
+    raise Absent("first_present")
+
+
 _FUNCTION_LIST = [
     Function(
         "len",
@@ -76,6 +87,15 @@ _FUNCTION_LIST = [
         "Whether the desc gives an optional field (or a definition that reads only given ones).",
         any_one,
         _present,
+    ),
+    Function(
+        "first_present",
+        "first_present(a, b, ...) -> same type",
+        "The first argument that reads no absent optional value (an operator's alternative "
+        "forms: MULTIHEAD_ATTENTION's head size from QueryTensor or a stacked tensor); absent "
+        "when none is given.",
+        first_of_alike,
+        _first_present,
     ),
     Function(
         "level_at_least",

@@ -90,6 +90,9 @@ class _Renderer:
             case nodes.Call(func="present", args=(arg,)):
                 # Reading an absent value raises, so present() gets it unread, as a thunk.
                 return f"{self.function('present')}(lambda: {self.wrap(arg, _OR)})", _POSTFIX
+            case nodes.Call(func="first_present", args=args):
+                thunks = ", ".join(f"lambda: {self.wrap(a, _OR)}" for a in args)
+                return f"{self.function('first_present')}({thunks})", _POSTFIX
             case nodes.Call(func=func, args=args):
                 arguments = ", ".join(self.wrap(a, _OR) for a in args)
                 return f"{self.function(func)}({arguments})", _POSTFIX
@@ -154,6 +157,8 @@ class _Wrapper:
                 lines = [f"{pad}{self.renderer.function(func)}("]
                 for arg in args:
                     part = self.lines(arg, indent + 4)
+                    if func == "first_present":  # each alternative unread until needed
+                        part[0] = f"{pad}    lambda: {part[0].lstrip()}"
                     part[-1] += ","
                     lines += part
                 return [*lines, pad + ")"]

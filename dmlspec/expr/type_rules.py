@@ -96,6 +96,16 @@ def all_alike(args: Sequence[Type]) -> Type:
     return BOOL
 
 
+def first_of_alike(args: Sequence[Type]) -> Type:
+    """At least one argument, all of one type: that type."""
+    if not args:
+        raise TypeRuleError("takes at least 1 argument; got 0")
+    for i, arg in enumerate(args[1:], start=1):
+        if arg != args[0]:
+            raise TypeRuleError(f"argument {i + 1} must be {args[0]} like argument 1; got {arg}", i)
+    return args[0]
+
+
 def pad_left_args(args: Sequence[Type]) -> Type:
     if len(args) not in (2, 3):
         raise TypeRuleError(f"takes 2 or 3 arguments; got {len(args)}")

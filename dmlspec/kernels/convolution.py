@@ -1,6 +1,7 @@
 """The convolution family as JAX (convolution, matrix multiplication, attention): one table of
 functions, one primitive that runs them; so far GEMM, CONVOLUTION, the integer and quantized
-matrix multiplications, FOLD, UNFOLD and the integer and quantized convolutions.
+matrix multiplications, FOLD, UNFOLD, the integer and quantized convolutions and
+MULTIHEAD_ATTENTION.
 
 `convolution` is the primitive their specs name. Floating inputs are accumulated in FLOAT32
 (FLOAT16 too: DirectML's accumulation unless a backend runs with half precision allowed),
@@ -10,7 +11,8 @@ summed exactly (lax.dot_general with an integer preferred_element_type), zero po
 subtracted first (CONVOLUTION_INTEGER's and QUANTIZED_LINEAR_CONVOLUTION's lax.conv_general_dilated
 in INT32); the quantized operators requantize as ELEMENT_WISE_QUANTIZE_LINEAR does.
 UNFOLD (im2col) gathers window elements (exact); FOLD (col2im) adds them back with one
-scatter-add.
+scatter-add. MULTIHEAD_ATTENTION: two lax.dot_generals per head around jax.nn.softmax, all in
+FLOAT32, rounded once to the output type.
 """
 
 from __future__ import annotations
@@ -393,8 +395,124 @@ def _fold(
     return total.reshape(n, c, *padded)[(slice(None), slice(None), *window)].astype(input.dtype)
 
 
+def _heads(tensor: Array, heads: int) -> Array:
+    """{.., batch, length, heads * size} (leading 1s) as {batch, length, heads, size}."""
+    batch, length, hidden = tensor.shape[-3:]
+    return tensor.reshape(batch, length, heads, hidden // heads)
+
+
+def _attention_inputs(
+    query: Array | None,
+    key: Array | None,
+    value: Array | None,
+    stacked_query_key: Array | None,
+    stacked_key_value: Array | None,
+    stacked_query_key_value: Array | None,
+    heads: int,
+) -> tuple[Array, Array, Array]:
+    """Query, key and value as {batch, length, heads, size}, from whichever tensors hold them
+    (a stacked one along its fourth dimension, in its name's order)."""
+    forms: tuple[tuple[tuple[Array | None, int | None], ...], ...] = (
+        ((query, None), (stacked_query_key, 0), (stacked_query_key_value, 0)),
+        ((key, None), (stacked_query_key, 1), (stacked_key_value, 0), (stacked_query_key_value, 1)),
+        ((value, None), (stacked_key_value, 1), (stacked_query_key_value, 2)),
+    )
+    found = []
+    for options in forms:
+        tensor, index = next((t, i) for t, i in options if t is not None)
+        assert tensor is not None  # the validator requires one of each
+        found.append(_heads(tensor, heads) if index is None else tensor[:, :, :, index])
+    return found[0], found[1], found[2]
+
+
+def _attention_mask(scores: Array, mask: Array, mask_type: str, mask_filter_value: float) -> Array:
+    """The mask applied to the scores {batch, heads, sequence, total}: BOOLEAN adds
+    MaskFilterValue where it holds 0; the sequence-length types set the key positions outside
+    each batch's unpadded area to it. KEY_QUERY_SEQUENCE_LENGTH_START_END (undefined: R1)
+    leaves the scores as they are."""
+    kind = member(mask_type, "DML_MULTIHEAD_ATTENTION_MASK_TYPE_")
+    filler = jnp.asarray(mask_filter_value, scores.dtype)
+    if kind == "BOOLEAN":
+        shape = mask.shape[-4:] if mask.ndim >= 4 else (1,) * (4 - mask.ndim) + mask.shape
+        return jnp.where(mask.reshape(shape) == 0, scores + filler, scores)
+    positions = jnp.arange(scores.shape[-1])
+    if kind == "KEY_SEQUENCE_LENGTH":
+        lengths = mask.reshape(-1)
+        outside = positions[None, :] >= lengths[:, None]
+    elif kind == "KEY_SEQUENCE_END_START":
+        end, start = mask.reshape(2, -1)
+        outside = (positions[None, :] >= end[:, None]) | (positions[None, :] < start[:, None])
+    else:
+        return scores
+    return jnp.where(outside[:, None, None, :], filler, scores)
+
+
+def _multihead_attention(
+    query: Array | None,
+    key: Array | None,
+    value: Array | None,
+    stacked_query_key: Array | None,
+    stacked_key_value: Array | None,
+    stacked_query_key_value: Array | None,
+    bias: Array | None,
+    mask: Array | None,
+    relative_position_bias: Array | None,
+    past_key: Array | None,
+    past_value: Array | None,
+    *,
+    scale: float,
+    mask_filter_value: float,
+    head_count: int,
+    mask_type: str,
+    output_type: str,
+) -> tuple[Array, Array, Array]:
+    """[Bias] -> GEMM(Q, K^T) * Scale -> [RelativePositionBias] -> [Mask] -> softmax ->
+    GEMM(., V), per head, in FLOAT32 (FLOAT16 widened) at the highest precision; returns the
+    output {batch, sequence, heads * valueHeadSize} and the present key and value {batch,
+    heads, total, size} (the biased key and value after the past ones)."""
+    q, k, v = _attention_inputs(
+        query, key, value, stacked_query_key, stacked_key_value, stacked_query_key_value, head_count
+    )
+    wide = _accumulation(q.dtype)
+    q, k, v = q.astype(wide), k.astype(wide), v.astype(wide)
+    if bias is not None:
+        b = bias.reshape(-1).astype(wide)
+        hidden = head_count * q.shape[-1]
+        q = q + b[:hidden].reshape(q.shape[-2:])
+        k = k + b[hidden : 2 * hidden].reshape(k.shape[-2:])
+        v = v + b[2 * hidden :].reshape(v.shape[-2:])
+    k, v = jnp.swapaxes(k, 1, 2), jnp.swapaxes(v, 1, 2)  # {batch, heads, length, size}
+    if past_key is not None and past_value is not None:
+        k = jnp.concatenate([past_key.reshape(past_key.shape[-4:]).astype(wide), k], axis=2)
+        v = jnp.concatenate([past_value.reshape(past_value.shape[-4:]).astype(wide), v], axis=2)
+    scores = lax.dot_general(
+        q,
+        k,
+        (((3,), (3,)), ((0, 2), (0, 1))),  # {batch, heads, sequence, total}
+        precision=lax.Precision.HIGHEST,
+        preferred_element_type=wide,
+    ) * jnp.asarray(scale, wide)
+    if relative_position_bias is not None:
+        scores = scores + relative_position_bias.reshape(relative_position_bias.shape[-4:]).astype(
+            wide
+        )
+    if mask is not None:
+        scores = _attention_mask(scores, mask, mask_type, mask_filter_value)
+    weights = jax.nn.softmax(scores, axis=-1)
+    output = lax.dot_general(
+        weights,
+        v,
+        (((3,), (2,)), ((0, 1), (0, 1))),  # {batch, heads, sequence, valueHeadSize}
+        precision=lax.Precision.HIGHEST,
+        preferred_element_type=wide,
+    )
+    batch, heads, sequence, size = output.shape
+    output = jnp.swapaxes(output, 1, 2).reshape(batch, sequence, heads * size)
+    return output.astype(output_type), k.astype(output_type), v.astype(output_type)
+
+
 # Every function of the family, by operator name.
-FUNCTIONS: dict[str, Callable[..., Array]] = {
+FUNCTIONS: dict[str, Callable[..., Any]] = {
     "GEMM": _gemm,
     "CONVOLUTION": _convolution,
     "MATRIX_MULTIPLY_INTEGER": _matrix_multiply_integer,
@@ -404,6 +522,7 @@ FUNCTIONS: dict[str, Callable[..., Array]] = {
     "UNFOLD": _unfold,
     "CONVOLUTION_INTEGER": _convolution_integer,
     "QUANTIZED_LINEAR_CONVOLUTION": _quantized_linear_convolution,
+    "MULTIHEAD_ATTENTION": _multihead_attention,
 }
 
 

@@ -1,6 +1,6 @@
 """The convolution family (convolution, matrix multiplication, attention), written from the
 DirectML pages; so far GEMM, CONVOLUTION, the integer and quantized matrix multiplications,
-FOLD, UNFOLD and the integer and quantized convolutions.
+FOLD, UNFOLD, the integer and quantized convolutions and MULTIHEAD_ATTENTION.
 
 Each operator is computed in FLOAT64 (every product of two FLOAT32 or FLOAT16 values is exact
 there; a sum of K of them is within K * 2^-53 of the sum of their absolute values, 2^29 times
@@ -26,6 +26,11 @@ CONVOLUTION_INTEGER and QUANTIZED_LINEAR_CONVOLUTION: CONVOLUTION's FORWARD cros
 on InputTensor - InputZeroPoint and FilterTensor - FilterZeroPoint (per output channel), in
 INT64 (exact); the quantized one adds Bias to the sum, scales it by InputScale and FilterScale
 and quantizes with ELEMENT_WISE_QUANTIZE_LINEAR's rule.
+
+MULTIHEAD_ATTENTION: the page's steps ("[Add Bias to query/key/value] -> GEMM(Query,
+Transposed(Key)) * Scale -> [Add RelativePositionBias] -> [Add Mask] -> Softmax ->
+GEMM(SoftmaxResult, Value)") one batch and head at a time; its output's bound composes the two
+products with the softmax's error, as its spec's notes derive.
 
 UNFOLD and FOLD: the pages' blocks visited one window element at a time (direct loops): UNFOLD
 copies each into its column, FOLD adds each back ("by summing the overlapping values"), each a
@@ -366,11 +371,173 @@ def _fold(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
         return {"OutputTensor": _fold_sums(f, data, wide).astype(output_type)}
 
 
+# The unit roundoff and the smallest normal value of the accumulation types.
+_UNIT = {"FLOAT16": (2.0**-11, 2.0**-14), "FLOAT32": (2.0**-24, 2.0**-126)}
+
+
+def _output_terms(f: Fields) -> float:
+    """KS of the output's dot-product rule, as the spec gives it for this desc."""
+    from ..binding import bind_desc
+    from .fields import catalog
+
+    env = bind_desc(catalog().common, f.spec, f.desc)
+    rule: Any = f.spec.checked_semantics.comparison_for("OutputTensor", "float", "", env)
+    return float(rule.terms.evaluate(env))
+
+
+def _attention_parts(f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Query {B, S, H, D}, key {B, L, H, D} and value {B, L, H, Dv} in FLOAT64, from the page's
+    forms: QueryTensor {B, S, H * D} (leading 1s) split into heads, or a stacked tensor's slice
+    along its fourth dimension (StackedQueryKey: query, key; StackedKeyValue: key, value;
+    StackedQueryKeyValue: query, key, value)."""
+    heads = f.integer("HeadCount")
+
+    def split(name: str) -> np.ndarray:
+        data = np.asarray(x[name], np.float64)
+        b, n, hidden = data.shape[-3:]
+        return data.reshape(b, n, heads, hidden // heads)
+
+    def stacked(name: str, index: int) -> np.ndarray:
+        return np.asarray(x[name], np.float64)[:, :, :, index, :]
+
+    sources = {
+        "query": [
+            ("QueryTensor", None),
+            ("StackedQueryKeyTensor", 0),
+            ("StackedQueryKeyValueTensor", 0),
+        ],
+        "key": [
+            ("KeyTensor", None),
+            ("StackedQueryKeyTensor", 1),
+            ("StackedKeyValueTensor", 0),
+            ("StackedQueryKeyValueTensor", 1),
+        ],
+        "value": [
+            ("ValueTensor", None),
+            ("StackedKeyValueTensor", 1),
+            ("StackedQueryKeyValueTensor", 2),
+        ],
+    }
+    found = []
+    for role in ("query", "key", "value"):
+        name, index = next((n, i) for n, i in sources[role] if n in x)
+        found.append(split(name) if index is None else stacked(name, index))
+    q, k, v = found
+    return q, k, v
+
+
+def _attention_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The page's steps in FLOAT64, one batch and head at a time, with the bounds the spec's
+    notes derive: for the output B + (sum_j p_j * (exp(E_j + F) - 1) * |v_j| + sum_j w_j *
+    |v_j|) / (u * KS) (B = sum_j p_j * |v_j|; w_j = p_j * exp(E_j + F) where that is below
+    tiny, else 0; E_j = u * ((headSize + 6) * a_j + |max score|) +
+    (headSize + 5) * tiny, a_j = |Scale| * sum |q * k| +
+    |relative position bias| + |mask addend|; F = log sum_i p_i * exp(E_i); u and tiny the
+    unit roundoff and smallest normal value of the widest accumulation the output type allows,
+    KS the spec's), |key| + |bias| (|value| + |bias|) for the
+    present key and value."""
+    q, k, v = _attention_parts(f, x)
+    batch, sequence, heads, size = q.shape
+    value_size = v.shape[-1]
+    q_abs, k_abs, v_abs = np.abs(q), np.abs(k), np.abs(v)
+    if "BiasTensor" in x:
+        bias = np.asarray(x["BiasTensor"], np.float64).reshape(-1)
+        hidden = heads * size
+        pieces = (bias[:hidden], bias[hidden : 2 * hidden], bias[2 * hidden :])
+        q_bias, k_bias, v_bias = (p.reshape(heads, -1) for p in pieces)
+        q, k, v = q + q_bias, k + k_bias, v + v_bias
+        q_abs, k_abs, v_abs = q_abs + np.abs(q_bias), k_abs + np.abs(k_bias), v_abs + np.abs(v_bias)
+    # {B, H, n, size}: the past first along the sequence
+    k, v, k_abs, v_abs = (np.transpose(t, (0, 2, 1, 3)) for t in (k, v, k_abs, v_abs))
+    if "PastKeyTensor" in x:
+        past_key = np.asarray(x["PastKeyTensor"], np.float64)
+        past_value = np.asarray(x["PastValueTensor"], np.float64)
+        past_key = past_key.reshape(past_key.shape[-4:])
+        past_value = past_value.reshape(past_value.shape[-4:])
+        k = np.concatenate([past_key, k], axis=2)
+        v = np.concatenate([past_value, v], axis=2)
+        k_abs = np.concatenate([np.abs(past_key), k_abs], axis=2)
+        v_abs = np.concatenate([np.abs(past_value), v_abs], axis=2)
+    total = k.shape[2]
+    scale = f.float32("Scale")
+    filler = f.float32("MaskFilterValue")
+    relative = None
+    if "RelativePositionBiasTensor" in x:
+        data = np.asarray(x["RelativePositionBiasTensor"], np.float64)
+        relative = np.broadcast_to(data.reshape(data.shape[-4:]), (batch, heads, sequence, total))
+    kind = f.enum("MaskType") if "MaskTensor" in x else "NONE"
+    mask = np.asarray(x["MaskTensor"]).astype(np.int64) if "MaskTensor" in x else None
+    output = np.zeros((batch, sequence, heads * value_size))
+    bound = np.zeros_like(output)
+    reach = np.zeros_like(output)
+    unit, tiny = _UNIT["FLOAT16" if f.dtype("OutputTensor") == np.float16 else "FLOAT32"]
+    terms = _output_terms(f)
+    for b in range(batch):
+        for h in range(heads):
+            scores = scale * (q[b, :, h, :] @ k[b, h].T)  # {S, T}
+            magnitude = abs(scale) * (q_abs[b, :, h, :] @ k_abs[b, h].T)
+            if relative is not None:
+                scores = scores + relative[b, h]
+                magnitude = magnitude + np.abs(relative[b, h])
+            if kind == "BOOLEAN":
+                assert mask is not None
+                shaped = mask.reshape(
+                    mask.shape[-4:] if mask.ndim >= 4 else (1,) * (4 - mask.ndim) + mask.shape
+                )
+                zero = np.broadcast_to(shaped, (batch, heads, sequence, total))[b, h] == 0
+                scores = np.where(zero, scores + filler, scores)
+                magnitude = np.where(zero, magnitude + abs(filler), magnitude)
+            elif kind in ("KEY_SEQUENCE_LENGTH", "KEY_SEQUENCE_END_START"):
+                assert mask is not None
+                rows = mask.reshape(-1, batch)
+                end, start = rows[0, b], (rows[1, b] if kind == "KEY_SEQUENCE_END_START" else 0)
+                outside = np.array([not start <= j < end for j in range(total)])
+                scores = np.where(outside[None, :], filler, scores)
+                magnitude = np.where(outside[None, :], abs(filler), magnitude)
+            top = scores.max(axis=1, keepdims=True)
+            shifted = np.exp(scores - top)
+            weights = shifted / shifted.sum(axis=1, keepdims=True)
+            columns = slice(h * value_size, (h + 1) * value_size)
+            output[b, :, columns] = weights @ v[b, h]
+            spread = weights @ v_abs[b, h]  # B: the second product on absolute values
+            # E_j: each score's error, then the softmax's worst relative change per weight
+            error = unit * ((size + 6) * magnitude + np.abs(top)) + (size + 5) * tiny
+            with np.errstate(over="ignore"):
+                mean = np.log((weights * np.exp(error)).sum(axis=1, keepdims=True))
+                change = np.expm1(error + mean)
+            perturbed = np.where(weights > 0, weights * change, 0.0) @ v_abs[b, h]
+            # a weight below the smallest normal value may be flushed to 0
+            with np.errstate(over="ignore", invalid="ignore"):
+                largest = weights * np.exp(error + mean)
+            flushed = np.where(largest < tiny, largest, 0.0)
+            perturbed = perturbed + flushed @ v_abs[b, h]
+            bound[b, :, columns] = spread + perturbed / (unit * terms)
+            # what the steps hold: the biased query, key and value, the scores
+            held = max(
+                np.nanmax(a, initial=0.0) for a in (q_abs[b, :, h], k_abs[b, h], v_abs[b, h])
+            )
+            reach[b, :, columns] = np.maximum(
+                bound[b, :, columns], magnitude.max(axis=1, keepdims=True)
+            )
+            reach[b, :, columns] = np.maximum(reach[b, :, columns], held)
+    results = {
+        "OutputTensor": (output, bound, reach),
+        "OutputPresentKeyTensor": (k, k_abs, k_abs),
+        "OutputPresentValueTensor": (v, v_abs, v_abs),
+    }
+    return {
+        name: tuple(a.reshape(f.sizes(name)) for a in result)  # type: ignore[misc]
+        for name, result in results.items()
+        if f.present(name)
+    }
+
+
 EXACT: dict[str, Exact] = {
     "GEMM": _gemm_exact,
     "CONVOLUTION": _convolution_exact,
     "FOLD": _fold_exact,
     "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _integer_to_float_exact,
+    "MULTIHEAD_ATTENTION": _attention_exact,
 }
 
 

@@ -11,6 +11,7 @@ an INT8 input with a UINT8 filter moved to UINT8, where onnxruntime's sums go wr
 QUANTIZED_LINEAR_CONVOLUTION as QLinearConv where onnxruntime's CPU kernel takes the desc
 (input and output types alike, not INT8 with UINT8, a finite FLOAT32 InputScale * FilterScale),
 ConvInteger's integer sum scaled and quantized in FLOAT64 elsewhere.
+MULTIHEAD_ATTENTION as a FLOAT32 graph of the page's steps (MatMul, Softmax).
 
 GEMM: Transpose where TransA/TransB ask, MatMul in FLOAT32 (FLOAT16 inputs widened first, as
 DirectML accumulates them), then Alpha * product + Beta * C, the FusedActivation's graph, and
@@ -443,6 +444,124 @@ def _unfold(c: Call) -> dict[str, str]:
     return {"OutputTensor": out}
 
 
+# Where each role's tensor is read from: (field, index along a stacked tensor's fourth
+# dimension; None for an unstacked one).
+_ATTENTION_SOURCES = {
+    "query": (
+        ("QueryTensor", None),
+        ("StackedQueryKeyTensor", 0),
+        ("StackedQueryKeyValueTensor", 0),
+    ),
+    "key": (
+        ("KeyTensor", None),
+        ("StackedQueryKeyTensor", 1),
+        ("StackedKeyValueTensor", 0),
+        ("StackedQueryKeyValueTensor", 1),
+    ),
+    "value": (
+        ("ValueTensor", None),
+        ("StackedKeyValueTensor", 1),
+        ("StackedQueryKeyValueTensor", 2),
+    ),
+}
+
+
+def _attention_role(c: Call, role: str, heads: int) -> tuple[str, int]:
+    """A role's tensor as {batch, heads, length, size} in FLOAT32, its bias added (the bias's
+    query, key and value parts in that order), and its size."""
+    g = c.g
+    field, index = next((f, i) for f, i in _ATTENTION_SOURCES[role] if c.given(f))
+    sizes = c.sizes(field)
+    data = g.cast(c.feed(field), np.float32)
+    if index is None:
+        batch, length, hidden = sizes[-3:]
+        size = hidden // heads
+        data = g.reshape(data, [batch, length, heads, size])
+    else:
+        batch, length, _, _, size = sizes
+        data = g.op("Gather", data, g.int64(index), axis=3)  # {batch, length, heads, size}
+    if c.given("BiasTensor"):
+        hidden = heads * _attention_query_size(c, heads)
+        start = {"query": 0, "key": hidden, "value": 2 * hidden}[role]
+        bias = g.cast(c.feed("BiasTensor"), np.float32)
+        bias = g.reshape(bias, [-1])
+        piece = g.op("Slice", bias, g.int64([start]), g.int64([start + heads * size]))
+        data = g.op("Add", data, g.reshape(piece, [heads, size]))
+    return g.op("Transpose", data, perm=[0, 2, 1, 3]), size
+
+
+def _attention_query_size(c: Call, heads: int) -> int:
+    field, index = next((f, i) for f, i in _ATTENTION_SOURCES["query"] if c.given(f))
+    return c.sizes(field)[-1] // heads if index is None else c.sizes(field)[4]
+
+
+def _multihead_attention(c: Call) -> dict[str, str]:
+    """MULTIHEAD_ATTENTION as a FLOAT32 graph of the page's steps: the biased query, key and
+    value per head, the past keys and values concatenated first, MatMul with the transposed
+    key times Scale, the relative position bias, the mask (Where), Softmax, MatMul with the
+    value. onnxruntime's com.microsoft MultiHeadAttention is not used: its masks are ONNX's
+    (a key padding mask of 0s and 1s, or lengths), not the four DirectML mask types."""
+    g = c.g
+    heads = int(c.desc["HeadCount"])
+    q, _ = _attention_role(c, "query", heads)
+    k, _ = _attention_role(c, "key", heads)
+    v, _ = _attention_role(c, "value", heads)
+    key_field, index = next((f, i) for f, i in _ATTENTION_SOURCES["key"] if c.given(f))
+    total = c.sizes(key_field)[-2 if index is None else 1]
+    if c.given("PastKeyTensor"):
+        total += c.sizes("PastKeyTensor")[-2]
+        for field, name in (("PastKeyTensor", "k"), ("PastValueTensor", "v")):
+            past = g.reshape(g.cast(c.feed(field), np.float32), c.sizes(field)[-4:])
+            if name == "k":
+                k = g.op("Concat", past, k, axis=2)
+            else:
+                v = g.op("Concat", past, v, axis=2)
+    scores = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2]))
+    scores = g.op("Mul", scores, g.scalar(float(np.float32(c.desc["Scale"])), scores))
+    if c.given("RelativePositionBiasTensor"):
+        relative = g.cast(c.feed("RelativePositionBiasTensor"), np.float32)
+        scores = g.op(
+            "Add", scores, g.reshape(relative, c.sizes("RelativePositionBiasTensor")[-4:])
+        )
+    if c.given("MaskTensor"):
+        scores = _attention_mask(c, scores, total)
+    weights = g.op("Softmax", scores, axis=-1)
+    output = g.op("Transpose", g.op("MatMul", weights, v), perm=[0, 2, 1, 3])
+    outputs = {"OutputTensor": output}
+    if "OutputPresentKeyTensor" in c.desc:
+        outputs["OutputPresentKeyTensor"] = k
+    if "OutputPresentValueTensor" in c.desc:
+        outputs["OutputPresentValueTensor"] = v
+    return outputs
+
+
+def _attention_mask(c: Call, scores: str, total: int) -> str:
+    """BOOLEAN: MaskFilterValue added where the mask holds 0; the sequence-length types: the
+    scores outside each batch's [start, end) of key positions set to MaskFilterValue.
+    KEY_QUERY_SEQUENCE_LENGTH_START_END (undefined, R1): the scores as they are."""
+    g = c.g
+    kind = c.enum("MaskType", "DML_MULTIHEAD_ATTENTION_MASK_TYPE_")
+    mask = c.array("MaskTensor").astype(np.int64)
+    filler = g.scalar(float(np.float32(c.desc["MaskFilterValue"])), scores)
+    if kind == "BOOLEAN":
+        shape = mask.shape[-4:] if mask.ndim >= 4 else (1,) * (4 - mask.ndim) + mask.shape
+        zero = g.compare("Equal", g.feed(mask.reshape(shape)), g.int64(0))
+        return g.where(zero, g.op("Add", scores, filler), scores)
+    if kind not in ("KEY_SEQUENCE_LENGTH", "KEY_SEQUENCE_END_START"):
+        return scores
+    rows = mask.reshape(2 if kind == "KEY_SEQUENCE_END_START" else 1, -1)
+    end = rows[0].reshape(-1, 1, 1, 1)
+    start = rows[1].reshape(-1, 1, 1, 1) if kind == "KEY_SEQUENCE_END_START" else 0 * end
+    positions = g.int64(np.arange(total))
+    inside = g.op(
+        "And",
+        g.compare("GreaterOrEqual", positions, g.feed(start)),
+        g.compare("Less", positions, g.feed(end)),
+        dtype=np.bool_,
+    )
+    return g.where(inside, scores, g.op("Expand", filler, g.op("Shape", scores, dtype=np.int64)))
+
+
 OPERATORS: dict[str, Builder] = {
     "GEMM": _gemm,
     "CONVOLUTION": _convolution,
@@ -453,6 +572,7 @@ OPERATORS: dict[str, Builder] = {
     "UNFOLD": _unfold,
     "CONVOLUTION_INTEGER": _convolution_integer,
     "QUANTIZED_LINEAR_CONVOLUTION": _quantized_linear_convolution,
+    "MULTIHEAD_ATTENTION": _multihead_attention,
 }
 
 

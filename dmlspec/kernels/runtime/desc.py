@@ -211,7 +211,7 @@ def _plan(kernel: KernelTable, desc_key: str, feature_level: str | None) -> _Pla
     return _Plan(
         static,
         tuple(outputs),
-        tuple(field in desc for field in kernel.outputs),
+        tuple(desc.get(field) is not None for field in kernel.outputs),  # None: left out
         tuple(
             _layout(kernel, view, desc, field) if field in desc else None
             for _, field in kernel.inputs
