@@ -121,6 +121,15 @@ def test_each_error_constraint_broken_alone_fires_exactly_its_id(name: str) -> N
     assert unbroken == [c for c in UNBREAKABLE_ALONE if c.startswith(name + ".")]
 
 
+def test_base_descs_are_found_once_and_returned_as_fresh_copies() -> None:
+    spec = CATALOG.operator("MULTIHEAD_ATTENTION")  # drawn: none can be built
+    first = base_descs(CATALOG, spec, HIGHEST)
+    kept = copy.deepcopy(first)
+    first[0].clear()
+    assert base_descs(CATALOG, spec, HIGHEST) == kept
+    assert all(validate_operator(operator(spec, d), HIGHEST).valid for d in kept)
+
+
 def test_the_negative_search_remembers_candidates_but_returns_fresh_descs() -> None:
     # break_constraint remembers each candidate's re-derived form and fired rules: a second
     # search returns the same desc, and a caller's edits to the first never reach it. SCATTER_ND

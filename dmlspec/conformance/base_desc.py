@@ -64,8 +64,22 @@ def base_desc(catalog: Catalog, spec: OperatorSpec, level: str | None = None) ->
 def base_descs(
     catalog: Catalog, spec: OperatorSpec, level: str | None = None, limit: int = 4
 ) -> list[Desc]:
-    """Up to `limit` different valid descs: the documented examples first, then built ones."""
+    """Up to `limit` different valid descs: the documented examples first, then built ones.
+    Found once per catalog, operator, level and limit (drawing MULTIHEAD_ATTENTION's takes
+    seconds and a negative search asks for them per rule); fresh copies each time: callers edit
+    them."""
     level = level or catalog.common.highest_feature_level.name
+    key = (id(catalog), id(spec), level, limit)
+    if key not in _FOUND:
+        _FOUND[key] = (catalog, spec, _base_descs(catalog, spec, level, limit))
+    return copy.deepcopy(_FOUND[key][2])
+
+
+# (catalog, spec, descs) per key; the catalog and spec kept so that their ids stay their own
+_FOUND: dict[tuple[int, int, str, int], tuple[Catalog, OperatorSpec, list[Desc]]] = {}
+
+
+def _base_descs(catalog: Catalog, spec: OperatorSpec, level: str, limit: int) -> list[Desc]:
     found: list[Desc] = []
     for example in spec.examples:
         desc = example_desc(spec, example.valid_form)
