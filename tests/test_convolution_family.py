@@ -381,6 +381,31 @@ def test_quantized_linear_matrix_multiply_rounds_and_saturates() -> None:
         np.testing.assert_array_equal(got[0, 1:], [245, 255])
 
 
+def test_quantized_linear_matrix_multiply_quantizes_a_product_beyond_float32s_range() -> None:
+    operator = {
+        "type": "DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY",
+        "desc": {
+            "ATensor": _tensor("INT8", [1, 1]),
+            "AScaleTensor": _tensor("FLOAT32", [1]),
+            "BTensor": _tensor("INT8", [1, 1]),
+            "BScaleTensor": _tensor("FLOAT32", [1]),
+            "OutputScaleTensor": _tensor("FLOAT32", [1]),
+            "OutputTensor": _tensor("INT8", [1, 1]),
+        },
+    }
+    inputs = {
+        "ATensor": np.array([[100]], np.int8),
+        "AScaleTensor": np.array([1e25], np.float32),
+        "BTensor": np.array([[-100]], np.int8),
+        "BScaleTensor": np.array([1e10], np.float32),
+        "OutputScaleTensor": np.array([1e38], np.float32),
+    }
+    # -10^4 * 1e25 * 1e10 = -1e39 (beyond FLOAT32), / 1e38 = -10 (the scales as FLOAT32 rounds
+    # them): not -infinity saturated to INT8's -128.
+    for run in (reference.run, ops.run):
+        assert run(operator, inputs)["OutputTensor"][0, 0] == -10
+
+
 QUANTIZED = [
     ("MATRIX_MULTIPLY_INTEGER", "jax", "65/65"),
     ("MATRIX_MULTIPLY_INTEGER", "numpy", "65/65"),

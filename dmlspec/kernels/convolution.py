@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .element_wise import _cast, _quantize, fused_activation
+from .element_wise import _cast, fused_activation
 from .indexing import member
 
 __all__ = ["FUNCTIONS", "convolution"]
@@ -230,11 +230,15 @@ def _quantized_linear_matrix_multiply(
     output_type: str,
 ) -> Array:
     """Dequantized inputs multiplied, then quantized with OutputScale and OutputZeroPoint (per
-    tensor or per row) as ELEMENT_WISE_QUANTIZE_LINEAR quantizes: rounded, saturated."""
+    tensor or per row) as ELEMENT_WISE_QUANTIZE_LINEAR quantizes: rounded, saturated. In
+    FLOAT64, as QUANTIZED_LINEAR_CONVOLUTION: a product beyond FLOAT32's range divided by a
+    large OutputScale is an ordinary value, where FLOAT32 would make it infinity / infinity."""
     product = _dequantized_product(a, a_scale, a_zero_point, b, b_scale, b_zero_point)
-    zero_point = None if output_zero_point is None else _rows(output_zero_point)
-    quantized = _quantize(product, _rows(output_scale), zero_point, output_type)
-    return _cast(quantized, output_type)
+    quantized = jnp.round(product / _rows(output_scale).astype(jnp.float64))
+    if output_zero_point is not None:
+        quantized = quantized + _rows(output_zero_point).astype(jnp.float64)
+    info = np.iinfo(jnp.dtype(output_type))
+    return _cast(jnp.clip(quantized, info.min, info.max), output_type)
 
 
 def _channels(values: Array, rank: int) -> Array:
