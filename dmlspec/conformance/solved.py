@@ -9,7 +9,6 @@ an operator.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import random
 from typing import Any
@@ -98,10 +97,22 @@ def _holds(node: nodes.Node, given: frozenset[str]) -> bool:
     return False
 
 
-@functools.cache
-def _presence_choices(spec: OperatorSpec) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+_PresenceChoices = tuple[tuple[str, ...], tuple[frozenset[str], ...]]
+# per spec (by identity: a spec may hold lists, so it is not always hashable), the spec kept
+# so that its id stays its own
+_PRESENCE: dict[int, tuple[OperatorSpec, _PresenceChoices]] = {}
+
+
+def _presence_choices(spec: OperatorSpec) -> _PresenceChoices:
     """The optional fields the spec's presence rules ask about, and every set of them given
-    that all those rules allow (MULTIHEAD_ATTENTION's exactly one query, key and value)."""
+    that all those rules allow (MULTIHEAD_ATTENTION's exactly one query, key and value); found
+    once per spec."""
+    if id(spec) not in _PRESENCE:
+        _PRESENCE[id(spec)] = (spec, _find_presence_choices(spec))
+    return _PRESENCE[id(spec)][1]
+
+
+def _find_presence_choices(spec: OperatorSpec) -> _PresenceChoices:
     rules = []
     fields: set[str] = set()
     for constraint in spec.constraints:
