@@ -419,11 +419,8 @@ QUANTIZED = [
 ]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("operator", "backend", "cells"), QUANTIZED)
-def test_the_integer_and_quantized_suites_pass(
-    operator: str, backend: str, cells: str, tmp_path: Path
-) -> None:
+def _passes_its_suite(operator: str, backend: str, cells: str, tmp_path: Path) -> None:
+    """One operator's suite on one backend: nothing failed, at least 20 passed, every cell hit."""
     if "onnxruntime" in backend.lower():
         pytest.importorskip("onnxruntime")
     run = conformance(backend, tmp_path, "--ops", operator, "--workers", "0")
@@ -432,6 +429,22 @@ def test_the_integer_and_quantized_suites_pass(
     outcomes = [test["outcome"] for test in results["tests"]]
     assert "failed" not in outcomes and outcomes.count("passed") >= 20
     assert f"support cells hit {cells}" in run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("operator", "backend", "cells"), QUANTIZED)
+def test_the_integer_and_quantized_suites_pass(
+    operator: str, backend: str, cells: str, tmp_path: Path
+) -> None:
+    _passes_its_suite(operator, backend, cells, tmp_path)
+
+
+def _fails_its_suite(backend: str, operator: str, tmp_path: Path) -> None:
+    """A broken backend of tests/convolution_backends.py runs one operator's suite and fails."""
+    run = conformance(
+        f"tests.convolution_backends:{backend}", tmp_path, "--ops", operator, "--workers", "0"
+    )
+    assert run.returncode == 1, run.stdout[-3000:]
 
 
 @pytest.mark.parametrize(
@@ -445,10 +458,7 @@ def test_the_integer_and_quantized_suites_pass(
 def test_broken_integer_and_quantized_backends_are_caught(
     backend: str, operator: str, tmp_path: Path
 ) -> None:
-    run = conformance(
-        f"tests.convolution_backends:{backend}", tmp_path, "--ops", operator, "--workers", "0"
-    )
-    assert run.returncode == 1, run.stdout[-3000:]
+    _fails_its_suite(backend, operator, tmp_path)
     results = json.loads((tmp_path / "results.json").read_text())
     failed = [t for t in results["tests"] if t["outcome"] == "failed"]
     assert failed
@@ -727,14 +737,7 @@ INTEGER_CONVOLUTIONS = [
 def test_the_integer_convolution_suites_pass(
     operator: str, backend: str, cells: str, tmp_path: Path
 ) -> None:
-    if "onnxruntime" in backend.lower():
-        pytest.importorskip("onnxruntime")
-    run = conformance(backend, tmp_path, "--ops", operator, "--workers", "0")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    results = json.loads((tmp_path / "results.json").read_text())
-    outcomes = [test["outcome"] for test in results["tests"]]
-    assert "failed" not in outcomes and outcomes.count("passed") >= 20
-    assert f"support cells hit {cells}" in run.stdout
+    _passes_its_suite(operator, backend, cells, tmp_path)
 
 
 @pytest.mark.slow
@@ -749,8 +752,5 @@ def test_the_integer_convolution_suites_pass(
 def test_broken_integer_convolutions_are_caught(
     backend: str, operator: str, tmp_path: Path
 ) -> None:
-    run = conformance(
-        f"tests.convolution_backends:{backend}", tmp_path, "--ops", operator, "--workers", "0"
-    )
-    assert run.returncode == 1, run.stdout[-3000:]
+    _fails_its_suite(backend, operator, tmp_path)
     assert "OutputTensor differs from the reference" in (tmp_path / "junit.xml").read_text()
