@@ -75,15 +75,23 @@ def bind_desc(
     spec: m.OperatorSpec,
     fields: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
+    tensors: dict[str, tuple[str, TensorValue]] | None = None,
 ) -> Environment:
-    """An environment for the spec's expressions; absent optional fields stay unbound."""
+    """An environment for the spec's expressions; absent optional fields stay unbound.
+    `tensors`, a caller's memo of bound tensors by the text of their desc, binds again only
+    the tensors that changed since (the memo's TensorValues are shared: for readers only)."""
     values: dict[str, Any] = dict(extra or {})
     enums = common.enum_infos()
     for field in spec.fields:
         if field.name not in fields:
             continue
         raw = fields[field.name]
-        if field.is_tensor:
+        if field.is_tensor and tensors is not None:
+            key = repr(raw)
+            if field.name not in tensors or tensors[field.name][0] != key:
+                tensors[field.name] = (key, bind_tensor(common, field.name, raw))
+            values[field.name] = tensors[field.name][1]
+        elif field.is_tensor:
             values[field.name] = bind_tensor(common, field.name, raw)
         elif field.is_tensor_array and isinstance(raw, list):
             values[field.name] = [

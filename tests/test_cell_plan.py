@@ -139,3 +139,23 @@ def test_a_failing_shared_case_fails_every_cell_it_exercises() -> None:
         with pytest.raises(CaseFailure, match="OutputTensor differs from the reference"):
             suite.check_cell(target, "ELEMENT_WISE_ADD", *cell)
     assert backend.runs == 1
+
+
+def test_a_combined_draw_never_forces_tensors_the_presence_rules_keep_apart() -> None:
+    """MULTIHEAD_ATTENTION takes its query as QueryTensor or a stacked tensor, never both: a
+    draw forcing a cell of each could never be valid, and took all its attempts before the plan
+    fell back to the first cell alone (two minutes of the operator's suite)."""
+    from dmlspec.conformance.plan import _forces_with
+    from dmlspec.conformance.solved import presence_allows
+
+    spec = CATALOG.operator("MULTIHEAD_ATTENTION")
+    assert presence_allows(spec, {"QueryTensor", "KeyTensor", "ValueTensor"})
+    assert not presence_allows(spec, {"QueryTensor", "StackedQueryKeyTensor"})
+    assert presence_allows(CATALOG.operator("GEMM"), {"ATensor", "CTensor"})  # no such rules
+    first = ("", "6_1", "QueryTensor", "data_type", "FLOAT32")
+    others = [
+        ("", "6_1", "StackedQueryKeyTensor", "rank", "5"),
+        ("", "6_1", "KeyTensor", "rank", "4"),
+    ]
+    forced = {f.tensor for f in _forces_with(spec, first, others)}
+    assert "StackedQueryKeyTensor" not in forced and {"QueryTensor", "KeyTensor"} <= forced

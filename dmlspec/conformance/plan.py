@@ -26,6 +26,7 @@ from ..model import Catalog, OperatorSpec, SupportRow
 from ..validation import validate_operator
 from .cases import Case, draw_case
 from .descs import CellChoice, rows_at, type_groups, when_choices
+from .solved import presence_allows
 
 __all__ = [
     "CellPlan",
@@ -211,6 +212,8 @@ def _forces_with(
         group = _group_of(spec, tensor, kind)
         if (kind, group) in taken:
             continue
+        if not presence_allows(spec, {f.tensor for f in forces} | {tensor}):
+            continue  # a draw giving both tensors is never valid: all its attempts wasted
         taken.add((kind, group))
         forces.append(CellChoice(tensor, kind, int(value) if kind == "rank" else value))
     return tuple(forces)
