@@ -56,6 +56,7 @@ from tests.kernel_cases import misaligned
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # a whole benchmark run; the options and the report are tested below
 def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
     output = tmp_path / "bench.json"
     command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--scale", "0.002"]

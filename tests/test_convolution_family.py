@@ -22,6 +22,7 @@ from dmlspec.interop.dispatch import run_model
 from dmlspec.validation import validate_operator
 
 from .conftest import REPO_ROOT
+from .sweeps import sweep
 from .test_conformance import conformance
 
 DXDISPATCH = REPO_ROOT.parent / "shared" / "reference" / "dxdispatch"
@@ -240,9 +241,10 @@ def test_the_convolution_suite_passes(backend: str, tmp_path: Path) -> None:
     assert "support cells hit 36/36" in run.stdout
 
 
-@pytest.mark.parametrize(
-    "backend", ["FlippedCrossCorrelation", "SwappedPadding", "HalfPrecisionConvolution"]
-)
+BROKEN_CONVOLUTIONS = ["FlippedCrossCorrelation", "SwappedPadding", "HalfPrecisionConvolution"]
+
+
+@pytest.mark.parametrize("backend", sweep([[b] for b in BROKEN_CONVOLUTIONS], BROKEN_CONVOLUTIONS))
 def test_broken_convolutions_are_caught(backend: str, tmp_path: Path) -> None:
     run = conformance(
         f"tests.convolution_backends:{backend}", tmp_path, "--ops", "CONVOLUTION", "--workers", "0"
@@ -447,13 +449,15 @@ def _fails_its_suite(backend: str, operator: str, tmp_path: Path) -> None:
     assert run.returncode == 1, run.stdout[-3000:]
 
 
+BROKEN_MATMULS = [
+    ("IgnoringZeroPoints", "MATRIX_MULTIPLY_INTEGER"),
+    ("IgnoringZeroPoints", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
+    ("WrappingQuantizedMatMul", "QUANTIZED_LINEAR_MATRIX_MULTIPLY"),
+]
+
+
 @pytest.mark.parametrize(
-    ("backend", "operator"),
-    [
-        ("IgnoringZeroPoints", "MATRIX_MULTIPLY_INTEGER"),
-        ("IgnoringZeroPoints", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
-        ("WrappingQuantizedMatMul", "QUANTIZED_LINEAR_MATRIX_MULTIPLY"),
-    ],
+    ("backend", "operator"), sweep(BROKEN_MATMULS, [f"{b}-{o}" for b, o in BROKEN_MATMULS])
 )
 def test_broken_integer_and_quantized_backends_are_caught(
     backend: str, operator: str, tmp_path: Path
@@ -558,6 +562,7 @@ def test_the_fold_and_unfold_suites_pass(backend: str, tmp_path: Path) -> None:
     assert "support cells hit 58/58" in run.stdout
 
 
+@pytest.mark.slow  # a second broken backend of the family: FlippedCrossCorrelation runs by default
 def test_padding_on_the_wrong_side_is_caught(tmp_path: Path) -> None:
     run = conformance(
         "tests.convolution_backends:SwappedPaddingFold",

@@ -17,6 +17,7 @@ from dmlspec import load_catalog, ops
 from dmlspec.generate.dest.kernels import function_name
 from dmlspec.reference import REFERENCE_OPERATORS
 
+from .sweeps import sweep
 from .test_conformance import conformance, workers
 
 FAMILY = sorted(
@@ -83,7 +84,7 @@ def test_ops_take_and_return_tensor_arrays_and_several_outputs() -> None:
     np.testing.assert_array_equal(np.asarray(indices), [[0, 2]])  # ties: the lower index first
 
 
-@pytest.mark.parametrize(("backend", "operator"), BROKEN, ids=[b for b, _ in BROKEN])
+@pytest.mark.parametrize(("backend", "operator"), sweep(BROKEN, [b for b, _ in BROKEN]))
 def test_ci_profile_catches_a_broken_family_backend(
     tmp_path: Path, backend: str, operator: str
 ) -> None:

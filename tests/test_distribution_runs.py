@@ -15,6 +15,10 @@ import pytest
 from .conftest import REPO_ROOT
 from .test_conformance import conformance
 
+# Whole conformance runs, several per test: the slow set (CI runs it). The pieces (sharding,
+# merging, baselines, retries) have unit tests in test_distribution.py.
+pytestmark = pytest.mark.slow
+
 OPERATOR = "FILL_VALUE_SEQUENCE"
 
 

@@ -16,6 +16,7 @@ from dmlspec.reference.element_wise import ELEMENT_WISE_OPERATORS
 
 from .element_wise_backends import ReturnsOutput, from_bits
 from .kernel_cases import numpy_arg
+from .sweeps import sweep
 from .test_conformance import conformance, workers
 
 FAMILY = sorted(
@@ -87,7 +88,7 @@ def test_integer_semantics_follow_the_pages() -> None:
     assert equal.dtype == np.uint8 and equal.tolist() == [0, 0, 0]
 
 
-@pytest.mark.parametrize(("backend", "operator"), BROKEN, ids=[b for b, _ in BROKEN])
+@pytest.mark.parametrize(("backend", "operator"), sweep(BROKEN, [b for b, _ in BROKEN]))
 def test_ci_profile_catches_a_broken_family_backend(
     tmp_path: Path, backend: str, operator: str
 ) -> None:

@@ -20,6 +20,7 @@ from dmlspec.reference.layout import logical_view
 
 from .conftest import REPO_ROOT
 from .element_wise_backends import ReturnsOutput, from_bits
+from .sweeps import sweep
 
 CATALOG = load_catalog()
 
@@ -80,6 +81,7 @@ def test_manifest_lists_every_case_with_its_rule_and_files(vectors: Path) -> Non
         assert sum((vectors / case["id"] / n).stat().st_size for n in case["files"]) <= 1 << 20
 
 
+@pytest.mark.slow  # two whole exports
 def test_export_is_byte_identical_across_runs(tmp_path: Path) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     for out in (first, second):
@@ -93,6 +95,7 @@ def test_export_is_byte_identical_across_runs(tmp_path: Path) -> None:
         assert (first / relative).read_bytes() == (second / relative).read_bytes(), relative
 
 
+@pytest.mark.slow  # two whole exports
 def test_large_cases_are_left_out_unless_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -175,7 +178,7 @@ def test_exported_onnx_cases_pass_on_onnxruntime(vectors: Path) -> None:
     assert ran > 400
 
 
-@pytest.mark.parametrize("backend", ["jax", "numpy"])
+@pytest.mark.parametrize("backend", sweep([["numpy"], ["jax"]], ["numpy", "jax"]))
 def test_export_then_run_vectors_round_trips(vectors: Path, backend: str) -> None:
     result = cli("run-vectors", str(vectors), "--backend", backend)
     assert result.returncode == 0, result.stdout[-2000:]
@@ -475,6 +478,7 @@ def test_run_vectors_accepts_flushed_subnormals_only_where_they_explain_a_cell(
         run_vectors(tmp_path, ReturnsOutput(a))
 
 
+@pytest.mark.slow  # an export and a run of an arithmetic operator
 def test_arithmetic_vectors_pass_on_a_backend_that_flushes_subnormals(tmp_path: Path) -> None:
     """XLA on CPU flushes FLOAT32 subnormals: ELEMENT_WISE_MULTIPLY's exported vectors (edge
     values include subnormals) pass on jax through their alternatives."""
