@@ -549,3 +549,70 @@ def test_vectors_carry_the_nan_and_computing_type_rules(
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(VectorsError, match="ulps_of must be one of FLOAT16, FLOAT32, FLOAT64"):
         run_vectors(folder, ReturnsOutput(truncated))
+
+
+class _OffsetByTolerance:
+    """A GEMM backend whose every output element sits at 90% of its exported tolerance above the
+    expected value: inside each element's bound, systematically off (found by its inputs)."""
+
+    name = "offset-by-tolerance"
+    feature_level = "6_4"
+
+    def __init__(self, folder: Path) -> None:
+        self.cases = {}
+        for case in json.loads((folder / "manifest.json").read_text())["cases"]:
+            here = folder / case["id"]
+            rules = case["outputs"]["OutputTensor"]
+            expected = np.load(here / rules["expected"])
+            tolerance = np.load(here / rules["tolerance"])
+            if "view" in rules:  # a strided output's buffer: returned as expected
+                tolerance = np.zeros(expected.shape)
+            with np.errstate(all="ignore"):
+                wanted = expected + 0.9 * np.where(np.isfinite(tolerance), tolerance, 0)
+                shifted = wanted.astype(expected.dtype)  # rounded down, not to nearest:
+                shifted = np.where(shifted > wanted, np.nextafter(shifted, -np.inf), shifted)
+            self.cases[np.load(here / "ATensor.npy").tobytes()] = shifted
+
+    def run(self, operator: dict[str, Any], inputs: dict[str, np.ndarray]) -> dict[str, Any]:
+        return {"OutputTensor": self.cases[inputs["ATensor"].tobytes()]}
+
+
+def test_dot_product_vectors_carry_the_error_statistics_that_catch_a_biased_backend(
+    tmp_path: Path,
+) -> None:
+    """An exported GEMM case carries its FLOAT64 reference, bound, KS and accumulation type
+    (where no FusedActivation follows the sum), so run-vectors judges the error's bias and
+    variance as `dmlspec conformance` does: a backend inside every element's tolerance but
+    systematically off fails by them."""
+    from dmlspec.backends import NumpyBackend
+    from dmlspec.interop.run_vectors import run_vectors
+
+    manifest = export(CATALOG, tmp_path, ["GEMM"], "1_0", "ci", ("dxdispatch",))
+    judged = {}
+    for case in manifest["cases"]:
+        fused = (
+            "FusedActivation"
+            in json.loads((tmp_path / case["id"] / "model.json").read_text())["dispatchables"][
+                "operator"
+            ]["desc"]
+        )
+        statistics = case["outputs"]["OutputTensor"].get("statistics")
+        assert (statistics is None) == fused, case["id"]
+        if statistics:
+            assert statistics["accumulation"] == "FLOAT32" and statistics["terms"] >= 2
+            bound = np.load(tmp_path / case["id"] / statistics["bound"])
+            assert bound.dtype == np.float64 and not (bound < 0).any()
+            judged[case["id"]] = (
+                bool(bound.any())
+                and "view" not in case["outputs"]["OutputTensor"]
+                # FLOAT16's tolerance is mostly its own rounding: 90% of it rounds back
+                and case["data_types"]["OutputTensor"] == "FLOAT32"
+            )
+    assert sum(judged.values()) >= 3
+    assert all(r.outcome == "passed" for r in run_vectors(tmp_path, NumpyBackend())), "correct"
+    results = {r.id: r for r in run_vectors(tmp_path, _OffsetByTolerance(tmp_path))}
+    for case_id, bounded in judged.items():
+        if bounded:
+            assert results[case_id].outcome == "failed", case_id
+            assert "error variance" in results[case_id].message, results[case_id].message
+    assert all(r.outcome == "passed" for i, r in results.items() if i not in judged)

@@ -14,6 +14,7 @@ statistics are not taken there, since the activation's slope changes the error's
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,12 +25,12 @@ from ..backends.contract import execution_flags
 from ..compare import MISMATCHES_SHOWN, Mismatch
 from ..reference.element_wise import fused_activation
 
-__all__ = ["dot_product_problems"]
+__all__ = ["FusedInterval", "dot_product_problems", "fused_interval", "signed_data"]
 
 ACTIVATION_ULPS = 4
 
 
-def _signed_data(inputs: Mapping[str, Any]) -> bool:
+def signed_data(inputs: Mapping[str, Any]) -> bool:
     """Whether a floating input holds a negative value: data not positively biased, whose
     error bias TOSA checks."""
     for value in inputs.values():
@@ -53,6 +54,61 @@ def _activation_tolerance(activation: Mapping[str, Any], output_type: str) -> tu
         return float(ACTIVATION_ULPS), 0.0
     absolute = rule.abs_tolerance if isinstance(rule.abs_tolerance, int | float) else 0.0
     return float(max(rule.max_ulps or 0, ACTIVATION_ULPS)), float(absolute or 0.0)
+
+
+@dataclass(frozen=True)
+class FusedInterval:
+    """Where a FusedActivation's result may lie, element by element: the activation of the
+    FLOAT64 reference (`middle`), the interval's ends with a slack for the activation's own
+    rounding, where any result is accepted (its values overflow the output type, or the order
+    of the sum decides an overflow) and where NaN is (the activation gives NaN somewhere in the
+    interval)."""
+
+    middle: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    slack: np.ndarray
+    anything: np.ndarray
+    may_be_nan: np.ndarray
+
+
+def fused_interval(
+    operator: Mapping[str, Any],
+    value: np.ndarray,
+    allowance: np.ndarray,
+    intermediate: np.ndarray,
+    output_dtype: Any,
+) -> FusedInterval:
+    """The interval [value - allowance, value + allowance] of each sum carried through the
+    operator's FusedActivation (its values at both ends and at the reference, each also as the
+    output type rounds them), widened by the activation's own allowance."""
+    activation = operator["desc"]["FusedActivation"]
+    kind = str(operator.get("type", "")).removeprefix("DML_OPERATOR_")
+    dtype = np.dtype(output_dtype)
+    with np.errstate(all="ignore"):
+        ends = [
+            fused_activation(kind, activation, v)
+            for v in (value - allowance, value, value + allowance)
+        ]
+        # The interval's ends as the output type rounds them too (an activation may overflow it).
+        rounded = [end.astype(dtype).astype(np.float64) for end in ends]
+    low = np.minimum.reduce(ends + rounded)
+    high = np.maximum.reduce(ends + rounded)
+    ulps, absolute = _activation_tolerance(activation, dtype.name.upper())
+    top = float(np.finfo(dtype).max)
+    with np.errstate(all="ignore"):
+        largest = np.maximum(np.abs(low), np.abs(high)).astype(dtype)
+        unit = np.where(np.isfinite(largest), np.spacing(largest).astype(np.float64), 0.0)
+        slack = ulps * unit + absolute
+        # the activation's own intermediates overflow the output type: any result
+        anything = ~(np.abs(np.stack(ends)).max(axis=0) <= top)
+        fused_kind = str(activation.get("Type", activation.get("type", "")))
+        if "MAX" in fused_kind.removeprefix("DML_OPERATOR_ACTIVATION_"):  # x - max(x) per row
+            anything |= bool((~(2 * np.abs(value) <= top)).any())
+        # the order decides whether an intermediate overflows
+        anything |= ~(np.abs(intermediate) * (1 + 2.0**-10) <= top)
+        may_be_nan = np.isnan(np.stack(ends)).any(axis=0)  # NaN from the activation
+    return FusedInterval(ends[1], low, high, slack, anything, may_be_nan)
 
 
 def dot_product_problems(
@@ -80,44 +136,24 @@ def dot_product_problems(
             terms,
             output_type,
             accumulation,
-            check_bias=_signed_data(case.inputs),
+            check_bias=signed_data(case.inputs),
             defined=defined,
             intermediate=intermediate,
         )
         return [] if result.passed else [result.describe()]
     allowance = allowed_error(value, bound, terms, output_type, accumulation)
-    kind = str(case.operator.get("type", "")).removeprefix("DML_OPERATOR_")
-    with np.errstate(all="ignore"):
-        ends = [
-            fused_activation(kind, activation, v)
-            for v in (value - allowance, value, value + allowance)
-        ]
-    # The interval's ends as the output type rounds them too (an activation may overflow it).
-    with np.errstate(all="ignore"):
-        rounded = [end.astype(got.dtype).astype(np.float64) for end in ends]
-    low = np.minimum.reduce(ends + rounded)
-    high = np.maximum.reduce(ends + rounded)
+    interval = fused_interval(case.operator, value, allowance, intermediate, got.dtype)
     wide = got.astype(np.float64)
-    ulps, absolute = _activation_tolerance(activation, output_type)
     with np.errstate(all="ignore"):
-        largest = np.maximum(np.abs(low), np.abs(high)).astype(got.dtype)
-        unit = np.where(np.isfinite(largest), np.spacing(largest).astype(np.float64), 0.0)
-        slack = ulps * unit + absolute
-        inside = (wide >= low - slack) & (wide <= high + slack)
-        # the activation's own intermediates overflow the output type: any result
-        top = float(np.finfo(got.dtype).max)
-        inside |= ~(np.abs(np.stack(ends)).max(axis=0) <= top)
-        fused_kind = str(activation.get("Type", activation.get("type", "")))
-        if "MAX" in fused_kind.removeprefix("DML_OPERATOR_ACTIVATION_"):  # x - max(x) per row
-            inside |= bool((~(2 * np.abs(value) <= top)).any())
-        # the order decides whether an intermediate overflows
-        inside |= ~(np.abs(intermediate) * (1 + 2.0**-10) <= float(np.finfo(got.dtype).max))
-        inside |= wide == ends[1]  # infinities
-        inside |= np.isnan(wide) & np.isnan(np.stack(ends)).any(axis=0)  # NaN from the activation
+        inside = (wide >= interval.low - interval.slack) & (wide <= interval.high + interval.slack)
+        inside |= interval.anything
+        inside |= wide == interval.middle  # infinities
+        inside |= np.isnan(wide) & interval.may_be_nan
     bad = defined & ~inside
     cells = np.argwhere(bad)[:MISMATCHES_SHOWN]
     shown = [
-        str(Mismatch(tuple(int(i) for i in c), ends[1][tuple(c)], got[tuple(c)])) for c in cells
+        str(Mismatch(tuple(int(i) for i in c), interval.middle[tuple(c)], got[tuple(c)]))
+        for c in cells
     ]
     if not bad.any():
         return []

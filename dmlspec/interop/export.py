@@ -173,7 +173,7 @@ def _rule_entry(rule: Any, env: Any, any_nan: bool) -> dict[str, Any]:
         entry["any_nan"] = True
     if rule.rule == "dot_product":
         # Vectors carry the per-element bound as a tolerance file beside one ULP for the
-        # expected output's own rounding; the error statistics need the FLOAT64 reference.
+        # expected output's own rounding, and the error statistics' inputs (_statistics).
         entry.update(rule="ulp", max_ulps=1, ulp_scale=None)
     if rule.rule == "ulp":
         entry.update(
@@ -187,24 +187,61 @@ def _rule_entry(rule: Any, env: Any, any_nan: bool) -> dict[str, Any]:
     return entry
 
 
-def _dot_product_tolerance(
-    rule: Any, env: Any, case: Case, field: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """A dot-product output's allowed distance per element from the FLOAT64 reference
-    (dmlspec.accuracy, accumulated as DirectML does without execution flags), and where the
-    order of the sum decides an overflow. A FusedActivation's output is held to the same width,
-    which holds for the activations whose slope is at most 1."""
+@dataclass(frozen=True)
+class _DotProductVectors:
+    """A dot-product output's files: each element's allowed distance from the FLOAT64
+    reference, where the order of the sum decides an overflow, and the error statistics'
+    inputs (None where a FusedActivation follows the sum: its slope changes the error's units,
+    and the conformance check takes no statistics there either)."""
+
+    tolerance: np.ndarray
+    overflow: np.ndarray
+    statistics: dict[str, Any] | None
+    reference: np.ndarray
+    bound: np.ndarray
+
+
+def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotProductVectors:
+    """dmlspec.accuracy's model for one output, accumulated as DirectML does without execution
+    flags. A FusedActivation's output gets the widest distance of the interval the conformance
+    check allows (the sum's interval carried through the activation, and its slack) from the
+    expected value; where that check accepts any result or NaN, the element is undefined."""
     from ..accuracy import accumulation_type, allowed_error
+    from ..conformance.dot_product import fused_interval, signed_data
 
     value, bound, intermediate = reference.run_exact(case.operator, case.inputs)[field]
     output_type = str(case.operator["desc"][field]["DataType"])
     output_type = output_type.removeprefix("DML_TENSOR_DATA_TYPE_")
     terms = float(rule.terms.evaluate(env))
-    allowed = allowed_error(value, bound, terms, output_type, accumulation_type(output_type))
+    accumulation = accumulation_type(output_type)
+    allowed = allowed_error(value, bound, terms, output_type, accumulation)
     largest = float(np.finfo(numpy_dtype(output_type)).max)
     with np.errstate(all="ignore"):
         overflow = ~(np.maximum(bound, intermediate) * (1 + 2.0**-10) <= largest)
-    return np.asarray(allowed, np.float64), overflow
+    statistics = None
+    if case.operator["desc"].get("FusedActivation"):
+        dtype = numpy_dtype(output_type)
+        interval = fused_interval(case.operator, value, allowed, intermediate, dtype)
+        with np.errstate(all="ignore"):
+            allowed = (
+                np.maximum(interval.high - interval.middle, interval.middle - interval.low)
+                + interval.slack
+            )
+        overflow = overflow | interval.anything | interval.may_be_nan | np.isnan(allowed)
+        allowed = np.where(overflow, 0.0, allowed)
+    else:
+        statistics = {
+            "terms": terms,
+            "accumulation": accumulation,
+            "bias": signed_data(case.inputs),
+        }
+    return _DotProductVectors(
+        np.asarray(allowed, np.float64),
+        overflow,
+        statistics,
+        np.asarray(value, np.float64),
+        np.abs(np.asarray(bound, np.float64)),
+    )
 
 
 def _alternative_files(
@@ -374,6 +411,7 @@ def export(
         allowed = dict(requires.allowed)
         for name in undefined_masks:  # a fused activation's or flushed inputs' undefined cells
             allowed.setdefault(name, "any")
+        compares_anything = False  # a defined element or a colliding write in some output
         for name, stem, array, field, index in items(outputs):
             tensor = _tensor(case.operator["desc"], field, index)
             undefined = undefined_masks.get(name)
@@ -385,9 +423,18 @@ def export(
                 files |= flushed
                 output_entry["alternatives"] = sorted(flushed)
             if rule.rule == "dot_product":
-                tolerance, overflow = _dot_product_tolerance(rule, env, packed_case, field)
-                files[f"tolerance_{stem}.npy"] = _npy(tolerance)
+                model = _dot_product_vectors(rule, env, packed_case, field)
+                overflow = model.overflow
+                files[f"tolerance_{stem}.npy"] = _npy(model.tolerance)
                 output_entry["tolerance"] = f"tolerance_{stem}.npy"
+                if model.statistics is not None:
+                    files[f"reference_{stem}.npy"] = _npy(model.reference)
+                    files[f"bound_{stem}.npy"] = _npy(model.bound)
+                    output_entry["statistics"] = {
+                        "reference": f"reference_{stem}.npy",
+                        "bound": f"bound_{stem}.npy",
+                        **model.statistics,
+                    }
                 if overflow.any():  # the order of the sum decides whether it overflows
                     undefined = overflow if undefined is None else undefined | overflow
                     allowed.setdefault(name, "any")
@@ -405,6 +452,8 @@ def export(
                 if overflow.any():
                     undefined = overflow if undefined is None else undefined | overflow
                     allowed.setdefault(name, "any")
+            compares_anything |= undefined is None or not undefined.all()
+            compares_anything |= bool(collisions.get(name))
             if undefined is not None and undefined.any():
                 files[f"undefined_{stem}.npy"] = _npy(undefined)
                 output_entry["undefined"] = {
@@ -436,6 +485,16 @@ def export(
                         "packed: ONNX tensors have no strides, so onnx/ holds every tensor as its "
                         "logical array; the strides and buffer sizes are left out"
                     )
+        if not compares_anything:
+            manifest["left_out"].append(
+                {
+                    "id": exported.id,
+                    "reason": "every output element is undefined or may hold any value (an "
+                    "overflow the order of a sum decides, a fused activation overflowing): the "
+                    "case would compare nothing",
+                }
+            )
+            continue
         size = sum(len(data) for data in files.values())
         if size > MAX_CASE_BYTES and not large:
             manifest["left_out"].append(

@@ -10,10 +10,13 @@ A strided output (its manifest entry has a `view`) is a whole buffer: the elemen
 view must be bitwise those expected (the initial buffer's, unchanged), and the view is
 compared by the rules like any output. An output's `alternatives` (subnormals flushed, where
 its data type allows it) are other correct results: a cell that misses the expected value may
-match any of them, by the same rule."""
+match any of them, by the same rule. A dot-product output's `statistics` (the FLOAT64 reference
+and bound of each element, KS, the accumulation type) judge the error's bias and variance over
+the whole output once every element is within its tolerance, as `dmlspec conformance` does."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..accuracy import check_dot_product
 from ..compare import exact_mismatches, mismatches_none_explains, ulp_mismatches
 from ..errors import InvalidOperator, Unsupported
 from ..jsonio import JsonReadError, read_json_file
@@ -266,6 +270,59 @@ class _Expected:
     array: np.ndarray
     undefined: np.ndarray | None
     alternatives: tuple[np.ndarray, ...] = ()  # other correct results (subnormals flushed)
+    statistics: _Statistics | None = None
+
+
+@dataclass(frozen=True)
+class _Statistics:
+    """A dot-product output's error statistics (dmlspec.accuracy, TOSA's bias and variance):
+    the FLOAT64 reference and bound of each element, KS, the accumulation type, and whether
+    the bias is checked (signed data)."""
+
+    reference: np.ndarray
+    bound: np.ndarray
+    terms: float
+    accumulation: str
+    bias: bool
+
+    def problems(self, actual: np.ndarray, defined: np.ndarray) -> str:
+        """What the statistics say is wrong with `actual` (empty when nothing is); each
+        element's own bound is the tolerance file's, checked before."""
+        result = check_dot_product(
+            self.reference,
+            self.bound,
+            actual,
+            self.terms,
+            actual.dtype.name.upper(),
+            self.accumulation,
+            check_bias=self.bias,
+            defined=defined,
+        )
+        return dataclasses.replace(result, elements_beyond=0, mismatches=()).describe()
+
+
+def _statistics(
+    files: _Folder, case_id: str, at: str, given: object, shape: tuple[int, ...]
+) -> _Statistics:
+    entry: dict[str, Any] = _field({"statistics": given}, "statistics", dict, at)
+    arrays = []
+    for key in ("reference", "bound"):
+        array = files.array(_field(entry, key, str, f"{at}/statistics"), key, case_id)
+        if array.dtype != np.float64 or array.shape != shape:
+            raise VectorsError(
+                f"{case_id}/{entry[key]}: the {key} must be float64{list(shape)}; "
+                f"the file holds {array.dtype}{list(array.shape)}"
+            )
+        arrays.append(array)
+    terms = entry.get("terms")
+    if isinstance(terms, bool) or not isinstance(terms, int | float) or not terms > 0:
+        raise VectorsError(f"{at}/statistics/terms must be a positive number; got {quote(terms)}")
+    accumulation = _field(entry, "accumulation", str, f"{at}/statistics")
+    _check_float_type(accumulation, f"{at}/statistics/accumulation")
+    bias = entry.get("bias")
+    if not isinstance(bias, bool):
+        raise VectorsError(f"{at}/statistics/bias must be true or false; got {quote(bias)}")
+    return _Statistics(arrays[0], arrays[1], float(terms), accumulation, bias)
 
 
 def _expected(
@@ -354,7 +411,12 @@ def _expected(
             )
             for other in listed
         )
-        checked[name] = _Expected(rules, array, undefined, alternatives)
+        statistics = None
+        if "statistics" in rules:  # of the logical view, as the tolerance
+            view = rules.get("view")
+            shape = tuple(view["Sizes"]) if isinstance(view, Mapping) else array.shape
+            statistics = _statistics(files, case_id, at, rules["statistics"], shape)
+        checked[name] = _Expected(rules, array, undefined, alternatives, statistics)
     return checked
 
 
@@ -480,6 +542,10 @@ def _run_one(
         )
         if mismatches:
             return VectorResult(entry["id"], "failed", f"{name} " + "; ".join(map(str, mismatches)))
+        if checked.statistics is not None:
+            problems = checked.statistics.problems(actual, flat_defined.reshape(defined.shape))
+            if problems:
+                return VectorResult(entry["id"], "failed", f"{name} {problems}")
     if not compared:
         return VectorResult(
             entry["id"], "failed", "nothing compared: every output cell is marked undefined"
