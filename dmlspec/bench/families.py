@@ -172,16 +172,28 @@ def dmlspec_variants(
     expected: np.ndarray,
     moved: int,
     baseline: tuple[str, Callable[..., Any]],
+    takes_out: bool = True,
 ) -> list[Variant]:
     """The three dmlspec variants of `function` (an `ops.<op>`) on positional `inputs` (a list
     for a tensor array) with keyword `fields`; the kernel's program jitted whole; and the
-    plain XLA `baseline` (its name, a jax.numpy function of the same device arrays)."""
+    plain XLA `baseline` (its name, a jax.numpy function of the same device arrays). Without
+    `takes_out` (an operator of several outputs, whose function has no `out=`) there is no
+    `out=` variant."""
     placed = [_placed(a) for a in inputs]
     given = Buffer(device(np.zeros_like(expected)))
 
     def call(*arrays: Any, out: Any = None) -> Any:
+        if not takes_out:
+            return function(*arrays, **fields)
         return function(*arrays, **fields, out=out)
 
+    into = Variant(
+        "jax out=",
+        "dmlspec",
+        IN_PLACE,
+        lambda: ready(given.update(call(*placed, out=given.value))),
+        moved,
+    )
     return [
         Variant(
             "numpy in",
@@ -192,13 +204,7 @@ def dmlspec_variants(
             numpy_inputs=tuple(_flat(inputs)),
         ),
         Variant("jax", "dmlspec", NEW, lambda: ready(call(*placed)), moved),
-        Variant(
-            "jax out=",
-            "dmlspec",
-            IN_PLACE,
-            lambda: ready(given.update(call(*placed, out=given.value))),
-            moved,
-        ),
+        *([into] if takes_out else []),
         *jitted(KERNEL_JIT, f"jax.jit(ops.{function.__name__})", call, placed, expected, moved),
         *jitted(PLAIN_XLA, *baseline, placed, expected, moved),
     ]

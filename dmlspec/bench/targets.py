@@ -35,6 +35,7 @@ from .variants import IN_PLACE, NEW, TRIVIAL, TRIVIAL_NUMPY_IN
 __all__ = [
     "BEST_NEW_PEER",
     "BEST_PEER",
+    "PLAIN_XLA_NEW",
     "PLAIN_XLA_NUMPY_IN",
     "PLAIN_XLA_OUT",
     "SUITE_CASES_PER_SECOND",
@@ -48,6 +49,7 @@ BEST_PEER = "best peer"  # the fastest correct peer variant, fresh output or in 
 BEST_NEW_PEER = "best new-output peer"  # the fastest correct peer variant making a new output
 PLAIN_XLA_NUMPY_IN = f"plain XLA {ON_NUMPY_ARRAYS}"  # its jax.jit given the NumPy arrays
 PLAIN_XLA_OUT = "plain XLA out="  # its jax.jit writing into a donated buffer
+PLAIN_XLA_NEW = "plain XLA"  # its jax.jit on device arrays, a fresh output
 PLAIN_XLA_LIMIT = 1.1  # the convolution family: dmlspec adds nothing over plain XLA
 PEER_LIBRARIES = ("numpy", "onnxruntime", "torch")
 LARGE_BYTES = 1 << 20
@@ -86,7 +88,10 @@ def _family_targets() -> Iterator[Target]:
 def _compute_targets() -> Iterator[Target]:
     for case in FAMILY_CASES:
         yield Target(case.name, "numpy in", PLAIN_XLA_NUMPY_IN, PLAIN_XLA_LIMIT)
-        yield Target(case.name, "jax out=", PLAIN_XLA_OUT, PLAIN_XLA_LIMIT)
+        if case.takes_out:
+            yield Target(case.name, "jax out=", PLAIN_XLA_OUT, PLAIN_XLA_LIMIT)
+        else:  # several outputs, no out=: device arrays in, a fresh output, against the same
+            yield Target(case.name, "jax", PLAIN_XLA_NEW, PLAIN_XLA_LIMIT)
 
 
 USER_PATHS = ("ops.run, numpy in", "numpy in")  # NumPy arrays in, a fresh output
@@ -129,6 +134,15 @@ def _peer(case: list[Timing], against: str) -> Timing | None:
         return _first(case, lambda v: is_plain_xla_on_numpy(v.library, v.name))
     if against == PLAIN_XLA_OUT:
         return _first(case, lambda v: v.library == PLAIN_XLA and v.mode == IN_PLACE)
+    if against == PLAIN_XLA_NEW:
+        return _first(
+            case,
+            lambda v: (
+                v.library == PLAIN_XLA
+                and v.mode == NEW
+                and not is_plain_xla_on_numpy(v.library, v.name)
+            ),
+        )
     # A peer's new-output form where it also has an in-place one of the same name; of the
     # same peer in other configurations ("onnxruntime GatherND, spinning, alone"), the fastest.
     named = [

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..families import Scale
 from ..variants import BenchCase
-from .convolution import convolution_case, gemm_case
+from .convolution import attention_case, convolution_case, gemm_case
 from .data_movement import gather_case, gather_nd_case, join_case, padding_case, slice_case
 from .element_wise import (
     add_broadcast_case,
@@ -87,6 +87,7 @@ class FamilyCase:
     name: str
     family: str  # "convolution"
     build: Callable[[str, Scale], BenchCase]  # (case name, scale) -> case
+    takes_out: bool = True  # whether its ops function writes into `out=` (one output)
 
 
 FAMILY_CASES = (
@@ -113,7 +114,12 @@ FAMILY_CASES = (
     FamilyCase(
         "gemm_float16", "convolution", functools.partial(gemm_case, side=1024, dtype="float16")
     ),
-    # MULTIHEAD_ATTENTION's case joins here at the merge (see convolution.py's docstring).
+    FamilyCase(
+        "attention",
+        "convolution",
+        functools.partial(attention_case, sequence=512, heads=8, head_size=64),
+        takes_out=False,
+    ),
 )
 
 

@@ -26,11 +26,12 @@ its weights; MatMul on both inputs), NumPy's BLAS for the FLOAT32 GEMM (NumPy ha
 convolution, and its FLOAT16 matmul is not BLAS but a loop, seconds per call), and torch when
 installed.
 
-MULTIHEAD_ATTENTION belongs here too: its case is left for the merge with the branch that
-writes its kernel (`ops` has no attention function on this branch). It would be one more
-`FamilyCase` in cases/__init__.py's FAMILY_CASES, built by a function here like the ones
-below, counting 4 * batch * heads * query_length * key_length * head_size FLOPs (the two
-products; the softmax is per score, not per product).
+- MULTIHEAD_ATTENTION of BERT-base's shape (batch 1, 512 tokens, 8 heads of 64; separate
+  query, key and value, no mask), FLOAT32, counting 4 * batch * heads * query_length *
+  key_length * head_size FLOPs (the two products; the softmax is per score, not per product).
+  Plain XLA is the two einsums around jax.nn.softmax; onnxruntime's peer its contrib
+  MultiHeadAttention (com.microsoft), torch's scaled_dot_product_attention when installed.
+  `ops.multihead_attention` returns three outputs and has no `out=`: no `out=` variant.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -58,7 +60,7 @@ from ..peak import convolution_flops, gemm_flops
 from ..timing import Variant
 from ..variants import BenchCase
 
-__all__ = ["convolution_case", "gemm_case"]
+__all__ = ["attention_case", "convolution_case", "gemm_case"]
 
 FAMILY = "convolution"
 HIGHEST = lax.Precision.HIGHEST
@@ -224,3 +226,90 @@ def _onnxruntime_matmul(
     except Exception as error:  # onnxruntime's own exception types: information, not a failure
         notes.append(f"no onnxruntime peer: {type(error).__name__}: {str(error)[:160]}")
         return []
+
+
+def attention_case(name: str, n: Scale, sequence: int, heads: int, head_size: int) -> BenchCase:
+    """Self-attention of one batch: query, key and value {1, sequence, heads * head_size},
+    Scale 1/sqrt(head_size), no mask, bias or past."""
+    sequence, head_size = n(sequence), n(head_size)
+    hidden = heads * head_size
+    q, k, v = (_random(80 + i, (1, sequence, hidden), "float32") for i in range(3))
+    scale = 1.0 / float(np.sqrt(head_size))
+    fields: dict[str, Any] = {
+        "Scale": scale,
+        "MaskFilterValue": -10000.0,
+        "HeadCount": heads,
+        "MaskType": "DML_MULTIHEAD_ATTENTION_MASK_TYPE_NONE",
+    }
+    tensors = {"QueryTensor": q, "KeyTensor": k, "ValueTensor": v}
+    operator = operator_json(
+        "MULTIHEAD_ATTENTION", {**tensors, "OutputTensor": np.zeros_like(q)}, **fields
+    )
+    expected, tolerance = dot_product_expected(operator, tensors)
+    moved = q.nbytes + k.nbytes + v.nbytes + expected.nbytes
+    flops = 4 * heads * sequence * sequence * head_size
+
+    def multihead_attention(query: Any, key: Any, value: Any, **given: Any) -> Any:
+        output, _, _ = ops.multihead_attention(
+            QueryTensor=query,
+            KeyTensor=key,
+            ValueTensor=value,
+            OutputPresentKeyTensor=None,
+            OutputPresentValueTensor=None,
+            **given,
+        )
+        return output
+
+    def plain(query: Any, key: Any, value: Any) -> Any:
+        split = (1, sequence, heads, head_size)
+        qh, kh, vh = (t.reshape(split) for t in (query, key, value))
+        scores = jnp.einsum("bqhd,bkhd->bhqk", qh, kh, precision=HIGHEST) * scale
+        weights = jax.nn.softmax(scores, axis=-1)
+        return jnp.einsum("bhqk,bkhd->bqhd", weights, vh, precision=HIGHEST).reshape(q.shape)
+
+    def torch_calls(torch: Any) -> Any:
+        split = (1, sequence, heads, head_size)
+        tq, tk, tv = (torch.from_numpy(t).reshape(split).transpose(1, 2) for t in (q, k, v))
+        attend = torch.nn.functional.scaled_dot_product_attention
+        return (lambda: attend(tq, tk, tv, scale=scale)), None
+
+    baseline = "jax.jit(einsum, softmax, einsum)"
+    desc = {"DataType": "FLOAT32", "Sizes": list(expected.shape)}
+    node = (
+        "MultiHeadAttention",
+        ["q", "k", "v"],
+        {"domain": "com.microsoft", "num_heads": heads, "scale": scale},
+    )
+    notes = ["no out= variant: ops.multihead_attention returns three outputs"]
+    try:
+        peers = onnxruntime_variants(node, {"q": q, "k": k, "v": v}, expected, moved)
+    except Exception as error:  # onnxruntime's own exception types: information, not a failure
+        peers = []
+        notes.append(f"no onnxruntime peer: {type(error).__name__}: {str(error)[:160]}")
+    variants = [
+        *dmlspec_variants(
+            multihead_attention,
+            [q, k, v],
+            {"OutputTensor": desc, **fields},
+            expected,
+            moved,
+            (baseline, plain),
+            takes_out=False,
+        ),
+        plain_xla_on_numpy(baseline, plain, [q, k, v], moved),
+        *peers,
+        *torch_variants("scaled_dot_product_attention", torch_calls, moved),
+    ]
+    return BenchCase(
+        name,
+        "MULTIHEAD_ATTENTION",
+        "large",
+        "float32",
+        f"attention, {heads} heads of {head_size}, {sequence} tokens, float32, "
+        f"{flops / 1e9:.2f} GFLOP",
+        _counted(variants, flops),
+        expected,
+        FAMILY,
+        tolerance,
+        notes=notes,
+    )
