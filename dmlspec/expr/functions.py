@@ -260,6 +260,28 @@ _FUNCTION_LIST = [
         lists.transposed_output_sizes,
     ),
     Function(
+        "windows_holding_input",
+        "windows_holding_input(sizes: list, windows: list, strides: list, dilations: list, "
+        "start: list, end: list) -> mask",
+        "A mask of shape window_output_sizes(...): true where the window holds at least one "
+        "element of the unpadded input (not wholly in the padding): a pooling's maximum, or "
+        "its average without the padding, has a value there.",
+        fixed(LIST, LIST, LIST, LIST, LIST, LIST, returns=MASK),
+        lists.windows_holding_input,
+        data_only=True,
+    ),
+    Function(
+        "windows_all",
+        "windows_all(ok: mask, windows: list, strides: list, dilations: list, start: list, "
+        "end: list) -> mask",
+        "Per window of a pooling over `ok` ({N, C, spatial...}, windows over the spatial "
+        "dimensions): true where `ok` holds at every input element the window covers (the "
+        "padding left out). Shape {N, C, window_output_sizes(...)}.",
+        fixed(MASK, LIST, LIST, LIST, LIST, LIST, returns=MASK),
+        masks.windows_all,
+        data_only=True,
+    ),
+    Function(
         "sum",
         "sum(xs: list) -> int",
         "Sum of the items.",

@@ -1,0 +1,164 @@
+"""The pooling family, written from the DirectML pages; so far AVERAGE_POOLING(1),
+MAX_POOLING(1, 2) and LP_POOLING(1).
+
+One loop over the window's offsets (row-major), each step taking, for every output position o at
+once, the input element at o * Strides + k * Dilations - StartPadding where it lies inside the
+input (the padding's elements are not read): MAX keeps the larger value and the first index
+holding it (strictly larger values replace it, so among equal values the first offset, the
+smallest row-major input index, stays: "the later equal values are ignored"); AVERAGE and LP sum
+in FLOAT64 and count the elements read. `EXACT` gives AVERAGE's and LP's FLOAT64 result, its
+bound (AVERAGE: the average of |x|; LP: the result itself, every term |x|^P being non-negative)
+and the largest intermediate (the sum before the division or the root), what the dot-product
+accuracy model judges a result by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .fields import Fields, Inputs, Operator, Outputs
+from .tensors import WriteLog
+
+__all__ = ["EXACT", "POOLING", "UNDEFINED_NOTES"]
+
+Exact = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _window_fields(f: Fields, spatial: int) -> tuple[tuple[int, ...], ...]:
+    """WindowSize, Strides, Dilations (1s where the operator has none), StartPadding."""
+    dilations = f.integers("Dilations", spatial) if f.present("Dilations") else (1,) * spatial
+    return (
+        f.integers("WindowSize", spatial),
+        f.integers("Strides", spatial),
+        dilations,
+        f.integers("StartPadding", spatial),
+    )
+
+
+def _taps(f: Fields, data: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per window offset, row-major: the element each output position reads there (any value
+    where outside), whether it lies inside the input, and its row-major input index."""
+    spatial = data.ndim - 2
+    window, strides, dilations, start = _window_fields(f, spatial)
+    out = f.sizes("OutputTensor")[2:]
+    flat = np.arange(data.size).reshape(data.shape)
+    for offset in np.ndindex(*window):
+        picked, index = data, flat
+        inside = np.ones((1, 1, *out), bool)
+        for d in range(spatial):
+            positions = np.arange(out[d]) * strides[d] + offset[d] * dilations[d] - start[d]
+            within = (positions >= 0) & (positions < data.shape[2 + d])
+            clipped = np.clip(positions, 0, data.shape[2 + d] - 1)
+            picked = np.take(picked, clipped, axis=2 + d)
+            index = np.take(index, clipped, axis=2 + d)
+            shape = [1] * data.ndim
+            shape[2 + d] = -1
+            inside = inside & within.reshape(shape)
+        yield picked, np.broadcast_to(inside, picked.shape), index
+
+
+def _maximum(f: Fields, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's maximum and the row-major input index of the first element holding it
+    (0 and -1 for a window wholly in the padding: R1)."""
+    out_shape = f.sizes("OutputTensor")
+    best = np.zeros(out_shape, data.dtype)
+    where = np.full(out_shape, -1, np.int64)
+    for value, inside, index in _taps(f, data):
+        found = where >= 0
+        take = inside & (~found | (value > best))
+        best = np.where(take, value, best)
+        where = np.where(take, index, where)
+    return best, where
+
+
+def _max_pooling(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    best, where = _maximum(f, np.asarray(x["InputTensor"]))
+    outputs: dict[str, Any] = {"OutputTensor": best.astype(f.dtype("OutputTensor"))}
+    if f.present("OutputIndicesTensor"):
+        indices = np.maximum(where, 0).astype(f.dtype("OutputIndicesTensor"))
+        outputs["OutputIndicesTensor"] = indices
+    return outputs
+
+
+def _sums(f: Fields, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's sum of the input elements it holds, and how many it holds."""
+    out_shape = f.sizes("OutputTensor")
+    total = np.zeros(out_shape, data.dtype)
+    count = np.zeros(out_shape, np.float64)
+    for value, inside, _ in _taps(f, data):
+        total = total + np.where(inside, value, data.dtype.type(0))
+        count = count + inside
+    return total, count
+
+
+def _wide(data: Any) -> tuple[np.ndarray, Any]:
+    """The data in FLOAT64 and the type to sum it in (FLOAT64 data in long double where the
+    platform has a wider one, so that the reference's own rounding stays below a FLOAT64
+    result's allowance)."""
+    array = np.asarray(data)
+    wide = np.longdouble if array.dtype == np.float64 else np.float64
+    return array.astype(wide), wide
+
+
+def _average_exact(f: Fields, x: Inputs) -> Exact:
+    data, _ = _wide(x["InputTensor"])
+    total, count = _sums(f, data)
+    absolute, _ = _sums(f, np.abs(data))
+    if f.flag("IncludePadding"):
+        window, *_ = _window_fields(f, data.ndim - 2)
+        count = np.full(count.shape, float(np.prod(window)))
+    with np.errstate(all="ignore"):
+        value = (total / count).astype(np.float64)
+        bound = (absolute / count).astype(np.float64)
+    return {"OutputTensor": (value, bound, absolute.astype(np.float64))}
+
+
+def _lp_exact(f: Fields, x: Inputs) -> Exact:
+    data, _ = _wide(x["InputTensor"])
+    p = f.integer("P")
+    with np.errstate(all="ignore"):
+        total, _ = _sums(f, np.abs(data) ** p)
+        value = (total ** (1.0 / p)).astype(np.float64)
+    return {"OutputTensor": (value, value, total.astype(np.float64))}
+
+
+EXACT = {
+    "AVERAGE_POOLING": _average_exact,
+    "AVERAGE_POOLING1": _average_exact,
+    "LP_POOLING": _lp_exact,
+    "LP_POOLING1": _lp_exact,
+}
+
+
+def _rounded(name: str) -> Operator:
+    def run(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+        value = EXACT[name](f, x)["OutputTensor"][0]
+        with np.errstate(all="ignore"):
+            return {"OutputTensor": value.astype(f.dtype("OutputTensor"))}
+
+    return run
+
+
+POOLING: dict[str, Operator] = {
+    **{name: _rounded(name) for name in EXACT},
+    "MAX_POOLING": _max_pooling,
+    "MAX_POOLING1": _max_pooling,
+    "MAX_POOLING2": _max_pooling,
+}
+
+_EMPTY_MAX = (
+    "A window wholly in the padding (R1) gets 0, and index 0; a NaN in a window (R1, "
+    "undefined) is never larger than the maximum so far, so the reference skips it unless the "
+    "window's first element is one."
+)
+UNDEFINED_NOTES: dict[str, str] = {
+    "MAX_POOLING": _EMPTY_MAX,
+    "MAX_POOLING1": _EMPTY_MAX,
+    "MAX_POOLING2": _EMPTY_MAX,
+    "AVERAGE_POOLING": "With IncludePadding FALSE, a window wholly in the padding (R1) divides "
+    "0 by 0: NaN.",
+    "AVERAGE_POOLING1": "As AVERAGE_POOLING.",
+}
