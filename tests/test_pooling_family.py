@@ -304,7 +304,9 @@ def test_the_pooling_suites_pass(backend: str, tmp_path: Path) -> None:
         pytest.importorskip("onnxruntime")
     run = conformance(backend, tmp_path, "--ops", *POOLINGS, "--workers", "0")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "support cells hit 184/184" in run.stdout
+    # onnxruntime's MaxPool has no 64-bit integer kernel: those 12 cells are declined.
+    hit = "172/184" if "OnnxRuntime" in backend else "184/184"
+    assert f"support cells hit {hit}" in run.stdout
 
 
 @pytest.mark.slow
