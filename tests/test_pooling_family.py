@@ -22,7 +22,7 @@ from dmlspec.backends import load_backend
 from dmlspec.conformance.cases import draw_case
 from dmlspec.conformance.check import CaseFailure, run_case
 from dmlspec.conformance.suite import catalog
-from dmlspec.expr import lists, masks
+from dmlspec.expr.functions import FUNCTIONS
 from dmlspec.validation import check_requires, validate_operator
 
 from .test_conformance import conformance
@@ -65,7 +65,12 @@ def _both(operator: dict[str, Any], x: np.ndarray) -> list[dict[str, np.ndarray]
 X = np.array([[[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]]], np.float32)
 # Window 2x2, stride 2, one padding row and column before: windows over the padded rows
 # {-1, 0}, {1, 2} and columns {-1, 0}, {1, 2} (the last column, 3, in none).
-WINDOW = {"WindowSize": [2, 2], "Strides": [2, 2], "StartPadding": [1, 1], "EndPadding": [0, 0]}
+WINDOW: dict[str, Any] = {
+    "WindowSize": [2, 2],
+    "Strides": [2, 2],
+    "StartPadding": [1, 1],
+    "EndPadding": [0, 0],
+}
 
 
 def test_average_pooling_by_hand() -> None:
@@ -224,8 +229,10 @@ def test_window_functions_match_brute_force() -> None:
             continue
         ok = np.array([rng.random() < 0.8 for _ in range(2 * int(np.prod(sizes)))])
         ok = ok.reshape([1, 2, *sizes])
-        holding = lists.windows_holding_input(None, sizes, window, strides, dilations, start, start)
-        every = masks.windows_all(None, ok, window, strides, dilations, start, start)
+        holding = FUNCTIONS["windows_holding_input"].impl(
+            None, sizes, window, strides, dilations, start, start
+        )
+        every = FUNCTIONS["windows_all"].impl(None, ok, window, strides, dilations, start, start)
         for o, positions in held.items():
             assert holding[o] == bool(positions)
             for c in range(2):
