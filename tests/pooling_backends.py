@@ -107,6 +107,26 @@ class SignedLpPower(NumpyBackend):
         return outputs
 
 
+class UnzeroedUnpool(NumpyBackend):
+    """MAX_UNPOOLING that leaves the output cells no index addresses at 1, not zero (an output
+    buffer not cleared first)."""
+
+    name = "unzeroed-unpool"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        outputs = reference.run(operator, inputs)
+        if _kind(operator) != "MAX_UNPOOLING" or not _packed(operator):
+            return outputs
+        output = outputs["OutputTensor"]
+        untouched = np.ones(output.size, bool)
+        indices = np.asarray(inputs["IndicesTensor"]).reshape(-1).astype(np.int64)
+        untouched[indices[(indices >= 0) & (indices < output.size)]] = False
+        flat = output.reshape(-1).copy()
+        flat[untouched] = 1
+        outputs["OutputTensor"] = flat.reshape(output.shape)
+        return outputs
+
+
 class OnnxRuntimeAt64(OnnxRuntimeBackend):
     """onnxruntime claiming DML_FEATURE_LEVEL_6_4, for the operators it runs above its own
     level (AVERAGE_POOLING1 and LP_POOLING1, introduced at 6_2)."""

@@ -442,6 +442,24 @@ _FUNCTION_LIST = [
         data_only=True,
     ),
     Function(
+        "unique_values",
+        "unique_values(a: array) -> mask",
+        "Per element: true unless another element of `a` holds the same value (flat indices "
+        "that write one cell).",
+        fixed(ARRAY, returns=MASK),
+        indices.unique_values,
+        data_only=True,
+    ),
+    Function(
+        "flat_cells",
+        "flat_cells(ok: mask, a: array, sizes: list) -> mask",
+        "A mask of shape `sizes`, true at the row-major cell each element of `a` with a false "
+        "`ok` addresses (a flat index into the tensor as one array).",
+        fixed(MASK, ARRAY, LIST, returns=MASK),
+        indices.flat_cells,
+        data_only=True,
+    ),
+    Function(
         "unique_along",
         "unique_along(a: array, axis: int, bound: int) -> mask",
         "Per element: true unless another element, with its coordinate along `axis` "

@@ -1,5 +1,5 @@
 """The pooling family as JAX: one table of functions, one primitive that runs them; so far
-AVERAGE_POOLING(1), MAX_POOLING(1, 2) and LP_POOLING(1).
+AVERAGE_POOLING(1), MAX_POOLING(1, 2), LP_POOLING(1) and MAX_UNPOOLING.
 
 `pooling` is the primitive their specs name. Every window is one lax.reduce_window over the
 spatial dimensions (window_dilation for Dilations, the padding as the reduction's initial
@@ -8,8 +8,9 @@ MAX_POOLING1/2's indices come from a variadic reduce_window over (value, row-maj
 index) that keeps the larger value and, among equal ones, the smaller index (the page's "first
 value encountered"). AVERAGE and LP sum in FLOAT32 (FLOAT16 too, as DirectML accumulates unless
 half precision is allowed), the padding adding zeros, and round once to the output type:
-AVERAGE divides by prod(WindowSize) or, IncludePadding FALSE, by a second reduce_window counting
-the input elements of each window; LP sums |x|^P and takes the 1/P-th power.
+AVERAGE divides by prod(WindowSize) or, IncludePadding FALSE, by each window's count of input
+elements (from 1-D counts at trace time); LP sums |x|^P and takes the 1/P-th power.
+MAX_UNPOOLING scatters each input element to its flat index in a zero output.
 """
 
 from __future__ import annotations
@@ -216,6 +217,16 @@ def _max_pooling_with_indices(
     return _window_max(x, *window).astype(output_type), index.astype(indices_type)
 
 
+def _max_unpooling(
+    x: Array, indices: Array, *, output_sizes: tuple[int, ...], output_type: str
+) -> Array:
+    """Zeros, each input element written at its flat index into the output (an index past
+    the output writes nothing, R1; among colliding ones XLA's scatter keeps one, R2)."""
+    flat = jnp.zeros(math.prod(output_sizes), output_type)
+    written = flat.at[indices.reshape(-1)].set(x.reshape(-1).astype(output_type), mode="drop")
+    return written.reshape(output_sizes)
+
+
 # Every function of the family, by operator name.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "AVERAGE_POOLING": _average_pooling,
@@ -225,6 +236,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING": _max_pooling,
     "MAX_POOLING1": _max_pooling_with_indices,
     "MAX_POOLING2": _max_pooling_with_indices,
+    "MAX_UNPOOLING": _max_unpooling,
 }
 
 

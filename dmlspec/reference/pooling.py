@@ -1,5 +1,6 @@
 """The pooling family, written from the DirectML pages; so far AVERAGE_POOLING(1),
-MAX_POOLING(1, 2) and LP_POOLING(1).
+MAX_POOLING(1, 2), LP_POOLING(1) and MAX_UNPOOLING (a loop writing each input element at its
+flat index in a zero output, every write logged).
 
 One loop over the window's offsets (row-major), each step taking, for every output position o at
 once, the input element at o * Strides + k * Dilations - StartPadding where it lies inside the
@@ -142,11 +143,31 @@ def _rounded(name: str) -> Operator:
     return run
 
 
+def _max_unpooling(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """Zeros, then InputTensor's elements in row-major order each written at its flat index
+    (an index past the output writes nothing, R1); every write logged (colliding ones, R2)."""
+    values = np.asarray(x["InputTensor"]).reshape(-1)
+    indices = np.asarray(x["IndicesTensor"]).reshape(-1)
+    output = np.zeros(f.sizes("OutputTensor"), f.dtype("OutputTensor"))
+    flat = output.reshape(-1)
+    cells, written = [], []
+    for value, index in zip(values, indices.tolist(), strict=True):
+        if 0 <= int(index) < flat.size:
+            flat[int(index)] = value
+            cells.append(int(index))
+            written.append(value)
+    log.setdefault("OutputTensor", []).append(
+        (np.array(cells, dtype=np.int64), np.array(written, dtype=output.dtype))
+    )
+    return {"OutputTensor": output}
+
+
 POOLING: dict[str, Operator] = {
     **{name: _rounded(name) for name in EXACT},
     "MAX_POOLING": _max_pooling,
     "MAX_POOLING1": _max_pooling,
     "MAX_POOLING2": _max_pooling,
+    "MAX_UNPOOLING": _max_unpooling,
 }
 
 _EMPTY_MAX = (
@@ -161,4 +182,6 @@ UNDEFINED_NOTES: dict[str, str] = {
     "AVERAGE_POOLING": "With IncludePadding FALSE, a window wholly in the padding (R1) divides "
     "0 by 0: NaN.",
     "AVERAGE_POOLING1": "As AVERAGE_POOLING.",
+    "MAX_UNPOOLING": "An index past the output (R1) writes nothing; among indices addressing one "
+    "cell (R2) the last write stays.",
 }

@@ -1,5 +1,6 @@
 """The pooling family for the onnxruntime backend: AVERAGE_POOLING(1) as AveragePool, MAX_POOLING(1,
-2) as MaxPool (its Indices output for OutputIndicesTensor), LP_POOLING(1) as LpPool, each in
+2) as MaxPool (its Indices output for OutputIndicesTensor), LP_POOLING(1) as LpPool and
+MAX_UNPOOLING as MaxUnpool (ScatterElements where MaxUnpool has no kernel), the first three in
 FLOAT32 (FLOAT16 widened first, as DirectML accumulates; MaxPool also in the data's own type
 where onnxruntime has a kernel for it).
 
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import Unsupported
-from .graph import Call, run_operator
+from .graph import Call, bit_type, run_operator
 
 __all__ = ["OPERATORS", "run"]
 
@@ -154,6 +155,31 @@ def _max_pooling(c: Call) -> dict[str, str]:
     return {"OutputTensor": value, "OutputIndicesTensor": index}
 
 
+def _max_unpooling(c: Call) -> dict[str, str]:
+    """MaxUnpool (FLOAT32 and FLOAT16, the types onnxruntime has it for) where the output's
+    batch and channel sizes are the input's and its spatial ones no smaller (onnxruntime
+    refuses an output_shape below the shape it infers), as a max pooling's input is; elsewhere
+    ScatterElements along the flattened output, the data carried as bits (exact in every type;
+    among colliding indices onnxruntime's last write stays, which R2 allows)."""
+    g = c.g
+    sizes = c.sizes("OutputTensor")
+    indices = g.cast(c.feed("IndicesTensor"), np.int64)
+    dtype = c.dtype("InputTensor")
+    inputs = c.sizes("InputTensor")
+    shaped = sizes[:2] == inputs[:2] and all(o >= i for o, i in zip(sizes, inputs, strict=True))
+    if dtype.name in ("float32", "float16") and shaped:
+        window = [1] * (len(sizes) - 2)
+        result = g.op(
+            "MaxUnpool", c.feed("InputTensor"), indices, g.int64(sizes), kernel_shape=window
+        )
+        return {"OutputTensor": result}
+    array = c.array("InputTensor")
+    values = g.feed(array.view(bit_type(dtype)) if dtype.kind == "f" else array)
+    zeros = g.feed(np.zeros(math.prod(sizes), g.dtype(values)))
+    flat = g.op("ScatterElements", zeros, g.reshape(indices, [-1]), g.reshape(values, [-1]), axis=0)
+    return {"OutputTensor": flat}
+
+
 OPERATORS = {
     "AVERAGE_POOLING": _average_pooling,
     "AVERAGE_POOLING1": _average_pooling,
@@ -162,6 +188,7 @@ OPERATORS = {
     "MAX_POOLING": _max_pooling,
     "MAX_POOLING1": _max_pooling,
     "MAX_POOLING2": _max_pooling,
+    "MAX_UNPOOLING": _max_unpooling,
 }
 
 
