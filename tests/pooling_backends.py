@@ -25,8 +25,8 @@ def _packed(operator: Mapping[str, Any]) -> bool:
 
 
 class IgnoredIncludePadding(NumpyBackend):
-    """AVERAGE_POOLING and AVERAGE_POOLING1 that always divide by the input elements a window
-    holds, as if IncludePadding were FALSE."""
+    """AVERAGE_POOLING, AVERAGE_POOLING1 and AVERAGE_POOLING_GRAD that always divide by the
+    input elements a window holds, as if IncludePadding were FALSE."""
 
     name = "ignored-include-padding"
 
@@ -45,7 +45,7 @@ class SwappedPaddingPool(NumpyBackend):
     name = "swapped-padding"
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
-        if "POOLING" not in _kind(operator):
+        if "StartPadding" not in operator["desc"]:
             return reference.run(operator, inputs)
         desc = dict(operator["desc"])
         desc["StartPadding"], desc["EndPadding"] = desc["EndPadding"], desc["StartPadding"]

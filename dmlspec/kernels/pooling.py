@@ -1,5 +1,5 @@
 """The pooling family as JAX: one table of functions, one primitive that runs them; so far
-AVERAGE_POOLING(1), MAX_POOLING(1, 2), LP_POOLING(1) and MAX_UNPOOLING.
+AVERAGE_POOLING(1), MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING and AVERAGE_POOLING_GRAD.
 
 `pooling` is the primitive their specs name. Every window is one lax.reduce_window over the
 spatial dimensions (window_dilation for Dilations, the padding as the reduction's initial
@@ -11,6 +11,7 @@ half precision is allowed), the padding adding zeros, and round once to the outp
 AVERAGE divides by prod(WindowSize) or, IncludePadding FALSE, by each window's count of input
 elements (from 1-D counts at trace time); LP sums |x|^P and takes the 1/P-th power.
 MAX_UNPOOLING scatters each input element to its flat index in a zero output.
+AVERAGE_POOLING_GRAD is AVERAGE_POOLING's jax.vjp, as the page defines it (its gradient).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def _window_sum(
     lead = (1,) * (x.ndim - len(window_size))
     total: Array = lax.reduce_window(
         x,
-        jnp.zeros((), x.dtype),
+        np.zeros((), x.dtype),  # a constant: the monoid reduce_window_sum (differentiable)
         lax.add,
         lead + window_size,
         lead + strides,
@@ -174,7 +175,7 @@ def _window_max(
     lead = (1,) * (x.ndim - len(window_size))
     largest: Array = lax.reduce_window(
         x,
-        jnp.asarray(_lowest(x.dtype), x.dtype),
+        np.asarray(_lowest(x.dtype), x.dtype),  # a constant: the monoid reduce_window_max
         lax.max,
         lead + window_size,
         lead + strides,
@@ -217,6 +218,39 @@ def _max_pooling_with_indices(
     return _window_max(x, *window).astype(output_type), index.astype(indices_type)
 
 
+def _average_pooling_grad(
+    gradient: Array,
+    *,
+    input_sizes: tuple[int, ...],
+    window_size: Window,
+    strides: Window,
+    dilations: Window,
+    start_padding: Window,
+    end_padding: Window,
+    include_padding: bool,
+    output_type: str,
+) -> Array:
+    """AVERAGE_POOLING's gradient: jax.vjp of its kernel (in the accumulation type) at
+    InputGradientTensor, rounded once to the output type."""
+    wide = _accumulation(gradient.dtype)
+
+    def forward(x: Array) -> Array:
+        return _average_pooling(
+            x,
+            window_size=window_size,
+            strides=strides,
+            dilations=dilations,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            include_padding=include_padding,
+            output_type=wide,
+        )
+
+    _, pullback = jax.vjp(forward, jnp.zeros(input_sizes, wide))
+    (result,) = pullback(gradient.astype(wide))
+    return jnp.asarray(result).astype(output_type)
+
+
 def _max_unpooling(
     x: Array, indices: Array, *, output_sizes: tuple[int, ...], output_type: str
 ) -> Array:
@@ -231,6 +265,7 @@ def _max_unpooling(
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "AVERAGE_POOLING": _average_pooling,
     "AVERAGE_POOLING1": _average_pooling,
+    "AVERAGE_POOLING_GRAD": _average_pooling_grad,
     "LP_POOLING": _lp_pooling,
     "LP_POOLING1": _lp_pooling,
     "MAX_POOLING": _max_pooling,

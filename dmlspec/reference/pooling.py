@@ -1,6 +1,8 @@
 """The pooling family, written from the DirectML pages; so far AVERAGE_POOLING(1),
-MAX_POOLING(1, 2), LP_POOLING(1) and MAX_UNPOOLING (a loop writing each input element at its
-flat index in a zero output, every write logged).
+MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING (a loop writing each input element at its
+flat index in a zero output, every write logged) and AVERAGE_POOLING_GRAD (each window's
+incoming gradient over its divisor added to the elements it holds: the page's "weighted
+contributions", computed directly, not through the forward operator).
 
 One loop over the window's offsets (row-major), each step taking, for every output position o at
 once, the input element at o * Strides + k * Dilations - StartPadding where it lies inside the
@@ -126,9 +128,50 @@ def _lp_exact(f: Fields, x: Inputs) -> Exact:
     return {"OutputTensor": (value, value, total.astype(np.float64))}
 
 
+def _average_pooling_grad_exact(f: Fields, x: Inputs) -> Exact:
+    """Each forward window's incoming gradient, divided by its divisor, added to every input
+    element the window holds (FLOAT64; the bound the same on |g|)."""
+    gradient, _ = _wide(x["InputGradientTensor"])
+    sizes = f.sizes("OutputGradientTensor")
+    spatial = len(sizes) - 2
+    window, strides, dilations, start = _window_fields(f, spatial)
+    out = gradient.shape[2:]
+    counts = np.zeros(gradient.shape, np.float64)
+    offsets = []
+    for offset in np.ndindex(*window):
+        targets = []
+        inside = np.ones((1, 1, *out), bool)
+        for d in range(spatial):
+            positions = np.arange(out[d]) * strides[d] + offset[d] * dilations[d] - start[d]
+            shape = [1] * (spatial + 2)
+            shape[2 + d] = -1
+            inside = inside & ((positions >= 0) & (positions < sizes[2 + d])).reshape(shape)
+            targets.append(np.clip(positions, 0, sizes[2 + d] - 1).reshape(shape))
+        counts = counts + inside
+        offsets.append((inside, targets))
+    if f.flag("IncludePadding"):
+        counts = np.full(counts.shape, float(np.prod(window)))
+    value = np.zeros(sizes, gradient.dtype)
+    bound = np.zeros(sizes, gradient.dtype)
+    with np.errstate(all="ignore"):
+        share = gradient / counts
+    batch = np.arange(sizes[0]).reshape((-1,) + (1,) * (spatial + 1))
+    channel = np.arange(sizes[1]).reshape((1, -1) + (1,) * spatial)
+    for inside, targets in offsets:
+        at = (batch, channel, *targets)
+        cells = np.broadcast_to(inside, share.shape)
+        np.add.at(value, tuple(np.broadcast_to(a, share.shape)[cells] for a in at), share[cells])
+        np.add.at(
+            bound, tuple(np.broadcast_to(a, share.shape)[cells] for a in at), np.abs(share[cells])
+        )
+    value, bound = value.astype(np.float64), bound.astype(np.float64)
+    return {"OutputGradientTensor": (value, bound, bound)}
+
+
 EXACT = {
     "AVERAGE_POOLING": _average_exact,
     "AVERAGE_POOLING1": _average_exact,
+    "AVERAGE_POOLING_GRAD": _average_pooling_grad_exact,
     "LP_POOLING": _lp_exact,
     "LP_POOLING1": _lp_exact,
 }
@@ -136,9 +179,11 @@ EXACT = {
 
 def _rounded(name: str) -> Operator:
     def run(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
-        value = EXACT[name](f, x)["OutputTensor"][0]
-        with np.errstate(all="ignore"):
-            return {"OutputTensor": value.astype(f.dtype("OutputTensor"))}
+        outputs: dict[str, Any] = {}
+        for field, (value, _, _) in EXACT[name](f, x).items():
+            with np.errstate(all="ignore"):
+                outputs[field] = value.astype(f.dtype(field))
+        return outputs
 
     return run
 

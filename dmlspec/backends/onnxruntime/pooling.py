@@ -1,6 +1,8 @@
 """The pooling family for the onnxruntime backend: AVERAGE_POOLING(1) as AveragePool, MAX_POOLING(1,
 2) as MaxPool (its Indices output for OutputIndicesTensor), LP_POOLING(1) as LpPool and
-MAX_UNPOOLING as MaxUnpool (ScatterElements where MaxUnpool has no kernel), the first three in
+MAX_UNPOOLING as MaxUnpool (ScatterElements where MaxUnpool has no kernel) and
+AVERAGE_POOLING_GRAD as a depthwise ConvTranspose of ones (ONNX has no AveragePool gradient
+outside onnxruntime's training operators), the first three in
 FLOAT32 (FLOAT16 widened first, as DirectML accumulates; MaxPool also in the data's own type
 where onnxruntime has a kernel for it).
 
@@ -37,7 +39,7 @@ __all__ = ["OPERATORS", "run"]
 
 
 def _window(c: Call) -> dict[str, list[int]]:
-    spatial = len(c.sizes("InputTensor")) - 2
+    spatial = int(c.desc["DimensionCount"])
 
     def ints(field: str) -> list[int]:
         return [int(v) for v in c.desc[field]] if field in c.desc else [1] * spatial
@@ -72,16 +74,24 @@ def _attributes(w: dict[str, list[int]], padded: bool, dilated: bool = True) -> 
     return attributes
 
 
-def _inside_counts(c: Call, w: dict[str, list[int]]) -> np.ndarray:
-    """Each window's count of input elements, {1, 1, spatial...} (as the kernels count them)."""
+def _inside_counts(
+    c: Call,
+    w: dict[str, list[int]],
+    inputs: list[int] | None = None,
+    outputs: list[int] | None = None,
+) -> np.ndarray:
+    """Each window's count of input elements, {1, 1, spatial...} (as the kernels count them),
+    for a pooling of `inputs` to `outputs` (default: the desc's InputTensor and OutputTensor)."""
+    inputs = c.sizes("InputTensor") if inputs is None else inputs
+    outputs = c.sizes("OutputTensor") if outputs is None else outputs
     counts = np.ones((1, 1), np.float32)
     for size, k, s, d, b, o in zip(
-        c.sizes("InputTensor")[2:],
+        inputs[2:],
         w["kernel_shape"],
         w["strides"],
         w["dilations"],
         w["start"],
-        c.sizes("OutputTensor")[2:],
+        outputs[2:],
         strict=True,
     ):
         positions = np.arange(o)[:, None] * s + np.arange(k) * d - b
@@ -155,6 +165,42 @@ def _max_pooling(c: Call) -> dict[str, str]:
     return {"OutputTensor": value, "OutputIndicesTensor": index}
 
 
+def _average_pooling_grad(c: Call) -> dict[str, str]:
+    """Each window's gradient divided by its divisor (prod(WindowSize), or its count of input
+    elements), spread back over the window by a depthwise ConvTranspose of ones, in FLOAT32:
+    its pads crop the padding, its output_padding adds the rows the forward windows never
+    reached ((size + pads - window) mod stride, below the stride as onnxruntime requires)."""
+    g = c.g
+    w = _window(c)
+    sizes = c.sizes("OutputGradientTensor")
+    gradient = g.cast(c.feed("InputGradientTensor"), np.float32)
+    divisor = (
+        math.prod(w["kernel_shape"])
+        if c.flag("IncludePadding")
+        else _inside_counts(c, w, sizes, c.sizes("InputGradientTensor"))
+    )
+    share = g.op("Div", gradient, g.feed(np.asarray(divisor, np.float32)))
+    channels = sizes[1]
+    ones = g.feed(np.ones([channels, 1, *w["kernel_shape"]], np.float32))
+    extra = [
+        (n + b + e - k) % s
+        for n, b, e, k, s in zip(
+            sizes[2:], w["start"], w["end"], w["kernel_shape"], w["strides"], strict=True
+        )
+    ]
+    result = g.op(
+        "ConvTranspose",
+        share,
+        ones,
+        group=channels,
+        kernel_shape=w["kernel_shape"],
+        strides=w["strides"],
+        pads=w["start"] + w["end"],
+        output_padding=extra,
+    )
+    return {"OutputGradientTensor": result}
+
+
 def _max_unpooling(c: Call) -> dict[str, str]:
     """MaxUnpool (FLOAT32 and FLOAT16, the types onnxruntime has it for) where the output's
     batch and channel sizes are the input's and its spatial ones no smaller (onnxruntime
@@ -183,6 +229,7 @@ def _max_unpooling(c: Call) -> dict[str, str]:
 OPERATORS = {
     "AVERAGE_POOLING": _average_pooling,
     "AVERAGE_POOLING1": _average_pooling,
+    "AVERAGE_POOLING_GRAD": _average_pooling_grad,
     "LP_POOLING": _lp_pooling,
     "LP_POOLING1": _lp_pooling,
     "MAX_POOLING": _max_pooling,
