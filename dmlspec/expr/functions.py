@@ -282,6 +282,17 @@ _FUNCTION_LIST = [
         data_only=True,
     ),
     Function(
+        "windows_cover",
+        "windows_cover(ok: mask, sizes: list, windows: list, strides: list, dilations: list, "
+        "start: list, end: list) -> mask",
+        "A mask of shape `sizes` (a pooling's input): true at each element a window with a "
+        "false `ok` (one per window, {N, C, window_output_sizes(...)}) holds: where a pooling "
+        "gradient may send that window's gradient.",
+        fixed(MASK, LIST, LIST, LIST, LIST, LIST, LIST, returns=MASK),
+        masks.windows_cover,
+        data_only=True,
+    ),
+    Function(
         "sum",
         "sum(xs: list) -> int",
         "Sum of the items.",

@@ -180,3 +180,35 @@ def windows_all(
         )
         result &= padded[(Ellipsis, *picked)]
     return result
+
+
+def windows_cover(
+    facts: Facts,
+    ok: np.ndarray,
+    sizes: list[int],
+    windows: list[int],
+    strides: list[int],
+    dilations: list[int],
+    start: list[int],
+    end: list[int],
+) -> np.ndarray:
+    """A mask of shape `sizes` ({N, C, spatial...}): true at each input element a window with
+    a false `ok` ({N, C, window_output_sizes(...)}) holds."""
+    bad = ~np.asarray(ok, dtype=bool)
+    rank = len(windows)
+    lead = list(sizes[: len(sizes) - rank])
+    padded_shape = lead + [
+        n + b + e for n, b, e in zip(sizes[len(lead) :], start, end, strict=True)
+    ]
+    covered = np.zeros(padded_shape, dtype=bool)
+    counts = bad.shape[len(lead) :]
+    for offset in np.ndindex(*windows):
+        picked: tuple[Any, ...] = tuple(
+            slice(k * d, k * d + (c - 1) * s + 1, s)
+            for k, d, c, s in zip(offset, dilations, counts, strides, strict=True)
+        )
+        covered[(Ellipsis, *picked)] |= bad
+    inner: tuple[Any, ...] = tuple(
+        slice(b, b + n) for b, n in zip(start, sizes[len(lead) :], strict=True)
+    )
+    return covered[(Ellipsis, *inner)]

@@ -1,5 +1,5 @@
 """The pooling family as JAX: one table of functions, one primitive that runs them; so far
-AVERAGE_POOLING(1), MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING and AVERAGE_POOLING_GRAD.
+AVERAGE_POOLING(1), MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING and both gradients.
 
 `pooling` is the primitive their specs name. Every window is one lax.reduce_window over the
 spatial dimensions (window_dilation for Dilations, the padding as the reduction's initial
@@ -11,7 +11,8 @@ half precision is allowed), the padding adding zeros, and round once to the outp
 AVERAGE divides by prod(WindowSize) or, IncludePadding FALSE, by each window's count of input
 elements (from 1-D counts at trace time); LP sums |x|^P and takes the 1/P-th power.
 MAX_UNPOOLING scatters each input element to its flat index in a zero output.
-AVERAGE_POOLING_GRAD is AVERAGE_POOLING's jax.vjp, as the page defines it (its gradient).
+AVERAGE_POOLING_GRAD is AVERAGE_POOLING's jax.vjp, as the page defines it (its gradient);
+MAX_POOLING_GRAD adds each window's gradient at MAX_POOLING2's index, as its page defines it.
 """
 
 from __future__ import annotations
@@ -251,6 +252,28 @@ def _average_pooling_grad(
     return jnp.asarray(result).astype(output_type)
 
 
+def _max_pooling_grad(
+    x: Array,
+    gradient: Array,
+    *,
+    window_size: Window,
+    strides: Window,
+    dilations: Window,
+    start_padding: Window,
+    end_padding: Window,
+    output_type: str,
+) -> Array:
+    """The page's definition: each window's gradient added at the index of its largest
+    element (MAX_POOLING2's, the lowest among ties), in the accumulation type; a window wholly
+    in the padding (its index past every element) adds nothing."""
+    wide = _accumulation(gradient.dtype)
+    window = (window_size, strides, dilations, start_padding, end_padding)
+    _, index = _max_and_index(x, *window)
+    flat = jnp.zeros(x.size, wide)
+    summed = flat.at[index.reshape(-1)].add(gradient.astype(wide).reshape(-1), mode="drop")
+    return summed.reshape(x.shape).astype(output_type)
+
+
 def _max_unpooling(
     x: Array, indices: Array, *, output_sizes: tuple[int, ...], output_type: str
 ) -> Array:
@@ -271,6 +294,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING": _max_pooling,
     "MAX_POOLING1": _max_pooling_with_indices,
     "MAX_POOLING2": _max_pooling_with_indices,
+    "MAX_POOLING_GRAD": _max_pooling_grad,
     "MAX_UNPOOLING": _max_unpooling,
 }
 

@@ -2,7 +2,8 @@
 MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING (a loop writing each input element at its
 flat index in a zero output, every write logged) and AVERAGE_POOLING_GRAD (each window's
 incoming gradient over its divisor added to the elements it holds: the page's "weighted
-contributions", computed directly, not through the forward operator).
+contributions", computed directly, not through the forward operator) and MAX_POOLING_GRAD
+(each window's gradient added at its largest element, found by MAX_POOLING2's walk).
 
 One loop over the window's offsets (row-major), each step taking, for every output position o at
 once, the input element at o * Strides + k * Dilations - StartPadding where it lies inside the
@@ -44,9 +45,20 @@ def _window_fields(f: Fields, spatial: int) -> tuple[tuple[int, ...], ...]:
 def _taps(f: Fields, data: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per window offset, row-major: the element each output position reads there (any value
     where outside), whether it lies inside the input, and its row-major input index."""
+    window, strides, dilations, start = _window_fields(f, data.ndim - 2)
+    yield from _window_taps(data, window, strides, dilations, start, f.sizes("OutputTensor"))
+
+
+def _window_taps(
+    data: np.ndarray,
+    window: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    start: tuple[int, ...],
+    out_shape: tuple[int, ...],
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     spatial = data.ndim - 2
-    window, strides, dilations, start = _window_fields(f, spatial)
-    out = f.sizes("OutputTensor")[2:]
+    out = out_shape[2:]
     flat = np.arange(data.size).reshape(data.shape)
     for offset in np.ndindex(*window):
         picked, index = data, flat
@@ -168,10 +180,36 @@ def _average_pooling_grad_exact(f: Fields, x: Inputs) -> Exact:
     return {"OutputGradientTensor": (value, bound, bound)}
 
 
+def _max_pooling_grad_exact(f: Fields, x: Inputs) -> Exact:
+    """Each window's gradient added at its largest element's index (MAX_POOLING2's reference
+    walk: the first among ties; none for a window wholly in the padding), in FLOAT64."""
+    data = np.asarray(x["InputTensor"])
+    gradient, _ = _wide(x["InputGradientTensor"])
+    spatial = data.ndim - 2
+    window, strides, dilations, start = _window_fields(f, spatial)
+    best = np.zeros(gradient.shape, data.dtype)
+    where = np.full(gradient.shape, -1, np.int64)
+    for value, inside, index in _window_taps(
+        data, window, strides, dilations, start, gradient.shape
+    ):
+        take = inside & ((where < 0) | (value > best))
+        best = np.where(take, value, best)
+        where = np.where(take, index, where)
+    value = np.zeros(data.size, gradient.dtype)
+    bound = np.zeros(data.size, gradient.dtype)
+    chosen = where.reshape(-1) >= 0
+    np.add.at(value, where.reshape(-1)[chosen], gradient.reshape(-1)[chosen])
+    np.add.at(bound, where.reshape(-1)[chosen], np.abs(gradient.reshape(-1)[chosen]))
+    value = value.reshape(data.shape).astype(np.float64)
+    bound = bound.reshape(data.shape).astype(np.float64)
+    return {"OutputGradientTensor": (value, bound, bound)}
+
+
 EXACT = {
     "AVERAGE_POOLING": _average_exact,
     "AVERAGE_POOLING1": _average_exact,
     "AVERAGE_POOLING_GRAD": _average_pooling_grad_exact,
+    "MAX_POOLING_GRAD": _max_pooling_grad_exact,
     "LP_POOLING": _lp_exact,
     "LP_POOLING1": _lp_exact,
 }

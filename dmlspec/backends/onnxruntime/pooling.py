@@ -1,8 +1,9 @@
 """The pooling family for the onnxruntime backend: AVERAGE_POOLING(1) as AveragePool, MAX_POOLING(1,
 2) as MaxPool (its Indices output for OutputIndicesTensor), LP_POOLING(1) as LpPool and
 MAX_UNPOOLING as MaxUnpool (ScatterElements where MaxUnpool has no kernel) and
-AVERAGE_POOLING_GRAD as a depthwise ConvTranspose of ones (ONNX has no AveragePool gradient
-outside onnxruntime's training operators), the first three in
+AVERAGE_POOLING_GRAD as a depthwise ConvTranspose of ones and MAX_POOLING_GRAD as MaxPool's
+indices and ScatterElements' add (ONNX has no pooling gradients outside onnxruntime's training
+operators), the first three in
 FLOAT32 (FLOAT16 widened first, as DirectML accumulates; MaxPool also in the data's own type
 where onnxruntime has a kernel for it).
 
@@ -130,24 +131,28 @@ def _lp_pooling(c: Call) -> dict[str, str]:
 _MAX_POOL_TYPES = frozenset({"float32", "float16", "float64", "int8", "uint8"})
 
 
-def _max_pooling(c: Call) -> dict[str, str]:
+def _max_input(c: Call) -> tuple[str, Any]:
+    """InputTensor as MaxPool takes it (16- and 32-bit integers carried exactly in FLOAT64)
+    and the type's lowest value, the padding."""
     g = c.g
-    w = _window(c)
     dtype = c.dtype("InputTensor")
     x = c.feed("InputTensor")
     if dtype.name not in _MAX_POOL_TYPES:
         if dtype.itemsize == 8:
             raise Unsupported(f"onnxruntime's MaxPool has no {dtype.name} kernel")
-        x = g.cast(x, np.float64)  # exact for 16- and 32-bit integers
-    lowest = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+        x = g.cast(x, np.float64)
+    return x, -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _max_and_index(c: Call, x: str, lowest: Any, w: dict[str, list[int]]) -> tuple[str, str]:
+    """Each window's maximum and the row-major input index of its first element holding it
+    (-1 for a window wholly in the padding). MaxPool's indices count the padded tensor: mapped
+    back through a table (-1 in the padding). A window whose maximum is the lowest value may
+    have met the padding first; its first input element holding that value is found by a
+    second MaxPool, over 1.0 where the input holds it (the padding 0.0)."""
+    g = c.g
     padded = _padded(c, x, w, lowest)
-    if c.desc.get("OutputIndicesTensor") is None:
-        return {"OutputTensor": g.op("MaxPool", padded, **_attributes(w, True))}
     value, first = g.ops("MaxPool", padded, dtypes=[g.dtype(x), np.int64], **_attributes(w, True))
-    # MaxPool's indices count the padded tensor: mapped back through a table (-1 in the
-    # padding). A window whose maximum is the lowest value may have met the padding first; its
-    # first input element holding that value is found by a second MaxPool, over 1.0 where the
-    # input holds it (the padding 0.0).
     sizes = c.sizes("InputTensor")
     table = np.pad(
         np.arange(math.prod(sizes), dtype=np.int64).reshape(sizes),
@@ -161,8 +166,42 @@ def _max_pooling(c: Call) -> dict[str, str]:
         "MaxPool", _padded(c, marked, w, 0.0), dtypes=[np.float32, np.int64], **_attributes(w, True)
     )
     in_padding = g.compare("Less", index, g.feed(np.array(0, np.int64)))
-    index = g.where(in_padding, g.op("Gather", flat, tied), index)
+    return value, g.where(in_padding, g.op("Gather", flat, tied), index)
+
+
+def _max_pooling(c: Call) -> dict[str, str]:
+    g = c.g
+    w = _window(c)
+    x, lowest = _max_input(c)
+    if c.desc.get("OutputIndicesTensor") is None:
+        padded = _padded(c, x, w, lowest)
+        return {"OutputTensor": g.op("MaxPool", padded, **_attributes(w, True))}
+    value, index = _max_and_index(c, x, lowest, w)
     return {"OutputTensor": value, "OutputIndicesTensor": index}
+
+
+def _max_pooling_grad(c: Call) -> dict[str, str]:
+    """MAX_POOLING2's indices (as above), then ScatterElements with reduction add of the
+    gradients (FLOAT32) into the flattened output; a window wholly in the padding (index -1)
+    adds 0 at element 0."""
+    g = c.g
+    w = _window(c)
+    x, lowest = _max_input(c)
+    _, index = _max_and_index(c, x, lowest, w)
+    gradient = g.cast(c.feed("InputGradientTensor"), np.float32)
+    nowhere = g.compare("Less", index, g.feed(np.array(0, np.int64)))
+    gradient = g.where(nowhere, g.feed(np.zeros((), np.float32)), gradient)
+    index = g.where(nowhere, g.feed(np.zeros((), np.int64)), index)
+    zeros = g.feed(np.zeros(math.prod(c.sizes("InputTensor")), np.float32))
+    flat = g.op(
+        "ScatterElements",
+        zeros,
+        g.reshape(index, [-1]),
+        g.reshape(gradient, [-1]),
+        axis=0,
+        reduction="add",
+    )
+    return {"OutputGradientTensor": flat}
 
 
 def _average_pooling_grad(c: Call) -> dict[str, str]:
@@ -235,6 +274,7 @@ OPERATORS = {
     "MAX_POOLING": _max_pooling,
     "MAX_POOLING1": _max_pooling,
     "MAX_POOLING2": _max_pooling,
+    "MAX_POOLING_GRAD": _max_pooling_grad,
     "MAX_UNPOOLING": _max_unpooling,
 }
 
