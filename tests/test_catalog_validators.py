@@ -63,6 +63,8 @@ UNBREAKABLE_ALONE = {
     "CONVOLUTION_INTEGER.C12": "as CONVOLUTION.C11 (the window fits)",
     "QUANTIZED_LINEAR_CONVOLUTION.C12": "as CONVOLUTION_INTEGER.C11",
     "QUANTIZED_LINEAR_CONVOLUTION.C13": "as CONVOLUTION_INTEGER.C12",
+    "MAX_UNPOOLING.C3": "every support row allows 4 dimensions alone, so another output rank "
+    "breaks SUPPORT.dimension_count as well",
     "NONZERO_COORDINATES.C2": "every support row allows only UINT32 for OutputCountTensor, so "
     "another type breaks SUPPORT.data_type as well",
     "SLICE.C4": "the rank allowed below 3_0 (4 or 5) is what the support rows allow too, so a "

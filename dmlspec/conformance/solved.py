@@ -513,6 +513,10 @@ def _window_fits(
         case _:
             return
     found = [_items(arg, desc) for arg in sizes.args]
+    for i, arg in enumerate(sizes.args):  # a list the rule computes (a pooling's dilations of 1)
+        if found[i] is None and isinstance(arg, nodes.Call):
+            value = evaluate(arg, env, rule)
+            found[i] = (list(value), 0) if isinstance(value, list) else None
     if any(f is None for f in found):
         return
     lists = [f[0][f[1] :] for f in found if f is not None]

@@ -260,6 +260,39 @@ _FUNCTION_LIST = [
         lists.transposed_output_sizes,
     ),
     Function(
+        "windows_holding_input",
+        "windows_holding_input(sizes: list, windows: list, strides: list, dilations: list, "
+        "start: list, end: list) -> mask",
+        "A mask of shape window_output_sizes(...): true where the window holds at least one "
+        "element of the unpadded input (not wholly in the padding): a pooling's maximum, or "
+        "its average without the padding, has a value there.",
+        fixed(LIST, LIST, LIST, LIST, LIST, LIST, returns=MASK),
+        lists.windows_holding_input,
+        data_only=True,
+    ),
+    Function(
+        "windows_all",
+        "windows_all(ok: mask, windows: list, strides: list, dilations: list, start: list, "
+        "end: list) -> mask",
+        "Per window of a pooling over `ok` ({N, C, spatial...}, windows over the spatial "
+        "dimensions): true where `ok` holds at every input element the window covers (the "
+        "padding left out). Shape {N, C, window_output_sizes(...)}.",
+        fixed(MASK, LIST, LIST, LIST, LIST, LIST, returns=MASK),
+        masks.windows_all,
+        data_only=True,
+    ),
+    Function(
+        "windows_cover",
+        "windows_cover(ok: mask, sizes: list, windows: list, strides: list, dilations: list, "
+        "start: list, end: list) -> mask",
+        "A mask of shape `sizes` (a pooling's input): true at each element a window with a "
+        "false `ok` (one per window, {N, C, window_output_sizes(...)}) holds: where a pooling "
+        "gradient may send that window's gradient.",
+        fixed(MASK, LIST, LIST, LIST, LIST, LIST, LIST, returns=MASK),
+        masks.windows_cover,
+        data_only=True,
+    ),
+    Function(
         "sum",
         "sum(xs: list) -> int",
         "Sum of the items.",
@@ -417,6 +450,24 @@ _FUNCTION_LIST = [
         "its own position with the coordinate along `axis` replaced by its value.",
         fixed(MASK, ARRAY, INT, LIST, returns=MASK),
         indices.target_cells,
+        data_only=True,
+    ),
+    Function(
+        "unique_values",
+        "unique_values(a: array) -> mask",
+        "Per element: true unless another element of `a` holds the same value (flat indices "
+        "that write one cell).",
+        fixed(ARRAY, returns=MASK),
+        indices.unique_values,
+        data_only=True,
+    ),
+    Function(
+        "flat_cells",
+        "flat_cells(ok: mask, a: array, sizes: list) -> mask",
+        "A mask of shape `sizes`, true at the row-major cell each element of `a` with a false "
+        "`ok` addresses (a flat index into the tensor as one array).",
+        fixed(MASK, ARRAY, LIST, returns=MASK),
+        indices.flat_cells,
         data_only=True,
     ),
     Function(

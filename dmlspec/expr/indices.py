@@ -125,3 +125,21 @@ def target_cells(
         target[axis] = int(array[position])
         cells[tuple(target)] = True
     return cells
+
+
+def unique_values(facts: Facts, values: np.ndarray) -> np.ndarray:
+    """Per element: True unless another element holds the same value (a flat index another
+    writes too)."""
+    array = np.asarray(values)
+    return _only_once(array.reshape(-1, 1)).reshape(array.shape)
+
+
+def flat_cells(facts: Facts, ok: np.ndarray, values: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """A mask of shape `sizes`, true at the row-major cell each element of `values` whose mask
+    is False addresses (cells outside `sizes` left out)."""
+    cells = np.zeros(int(np.prod(sizes)), dtype=bool)
+    targets = np.asarray(values)[~np.asarray(ok, dtype=bool)].astype(object)
+    for target in targets.reshape(-1):
+        if 0 <= int(target) < cells.size:
+            cells[int(target)] = True
+    return cells.reshape(sizes)

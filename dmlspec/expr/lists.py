@@ -116,6 +116,34 @@ def window_output_sizes(
     ]
 
 
+def windows_holding_input(
+    facts: Facts,
+    sizes: list[int],
+    windows: list[int],
+    strides: list[int],
+    dilations: list[int],
+    start: list[int],
+    end: list[int],
+) -> np.ndarray:
+    """A mask of shape window_output_sizes(...): true where the window holds at least one
+    element of the unpadded input (a pooling window wholly in the padding has nothing to take
+    the maximum or the average of). A window holds one exactly when it does along every
+    spatial dimension."""
+    counts = window_output_sizes(facts, sizes, windows, strides, dilations, start, end)
+    held = np.ones(tuple(max(0, c) for c in counts), dtype=bool)
+    for d, (size, window, stride, dilation, before, count) in enumerate(
+        _aligned(sizes, windows, strides, dilations, start, counts)
+    ):
+        first = np.arange(max(0, count)) * stride - before  # each window's first element
+        # its first element at or after 0: k0 = ceil(-first / dilation) steps in, if any
+        steps = np.maximum(0, -(first // max(1, dilation)))
+        along = (steps < window) & (first + steps * dilation < size)
+        shape = [1] * len(counts)
+        shape[d] = -1
+        held &= along.reshape(shape)
+    return held
+
+
 def transposed_output_sizes(
     facts: Facts,
     sizes: list[int],

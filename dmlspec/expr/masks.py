@@ -9,6 +9,7 @@ Values are compared exactly (64-bit integers included).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -148,3 +149,66 @@ def both(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def cells_where_not(facts: Facts, ok: np.ndarray, sizes: list[int]) -> np.ndarray:
     """Output cells (shape `sizes`) where the element-wise mask `ok`, broadcast, is False."""
     return np.broadcast_to(~np.asarray(ok, dtype=bool), tuple(sizes)).copy()
+
+
+def windows_all(
+    facts: Facts,
+    ok: np.ndarray,
+    windows: list[int],
+    strides: list[int],
+    dilations: list[int],
+    start: list[int],
+    end: list[int],
+) -> np.ndarray:
+    """Per window of a pooling over `ok` ({N, C, spatial...}): true where `ok` holds at every
+    element of the unpadded input the window covers (a window wholly in the padding covers
+    none: true). Shape {N, C, window_output_sizes(...)}."""
+    mask = np.asarray(ok, dtype=bool)
+    rank = len(windows)
+    spatial = mask.shape[mask.ndim - rank :]
+    padding = [(0, 0)] * (mask.ndim - rank) + list(zip(start, end, strict=True))
+    padded = np.pad(mask, padding, constant_values=True)
+    counts = [
+        (n + b + e - ((w - 1) * d + 1)) // s + 1
+        for n, w, s, d, b, e in zip(spatial, windows, strides, dilations, start, end, strict=True)
+    ]
+    result = np.ones(mask.shape[: mask.ndim - rank] + tuple(max(0, c) for c in counts), bool)
+    for offset in np.ndindex(*windows):
+        picked: tuple[Any, ...] = tuple(
+            slice(k * d, k * d + (c - 1) * s + 1, s)
+            for k, d, c, s in zip(offset, dilations, counts, strides, strict=True)
+        )
+        result &= padded[(Ellipsis, *picked)]
+    return result
+
+
+def windows_cover(
+    facts: Facts,
+    ok: np.ndarray,
+    sizes: list[int],
+    windows: list[int],
+    strides: list[int],
+    dilations: list[int],
+    start: list[int],
+    end: list[int],
+) -> np.ndarray:
+    """A mask of shape `sizes` ({N, C, spatial...}): true at each input element a window with
+    a false `ok` ({N, C, window_output_sizes(...)}) holds."""
+    bad = ~np.asarray(ok, dtype=bool)
+    rank = len(windows)
+    lead = list(sizes[: len(sizes) - rank])
+    padded_shape = lead + [
+        n + b + e for n, b, e in zip(sizes[len(lead) :], start, end, strict=True)
+    ]
+    covered = np.zeros(padded_shape, dtype=bool)
+    counts = bad.shape[len(lead) :]
+    for offset in np.ndindex(*windows):
+        picked: tuple[Any, ...] = tuple(
+            slice(k * d, k * d + (c - 1) * s + 1, s)
+            for k, d, c, s in zip(offset, dilations, counts, strides, strict=True)
+        )
+        covered[(Ellipsis, *picked)] |= bad
+    inner: tuple[Any, ...] = tuple(
+        slice(b, b + n) for b, n in zip(start, sizes[len(lead) :], strict=True)
+    )
+    return covered[(Ellipsis, *inner)]

@@ -207,7 +207,7 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
     check allows (the sum's interval carried through the activation, and its slack) from the
     expected value; where that check accepts any result or NaN, the element is undefined."""
     from ..accuracy import accumulation_type, allowed_error
-    from ..conformance.dot_product import fused_interval, signed_data
+    from ..conformance.dot_product import checks_bias, fused_interval
 
     value, bound, intermediate = reference.run_exact(case.operator, case.inputs)[field]
     output_type = str(case.operator["desc"][field]["DataType"])
@@ -233,7 +233,7 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
         statistics = {
             "terms": terms,
             "accumulation": accumulation,
-            "bias": signed_data(case.inputs),
+            "bias": checks_bias(case.inputs, value, bound),
         }
     return _DotProductVectors(
         np.asarray(allowed, np.float64),

@@ -21,7 +21,16 @@ from .convolution import convolution
 from .data_movement import data_movement
 from .element_wise import element_wise
 from .generator import generator
+from .pooling import pooling
 from .reduction import reduction
 from .scatter import scatter
 
-__all__ = ["convolution", "data_movement", "element_wise", "generator", "reduction", "scatter"]
+__all__ = [
+    "convolution",
+    "data_movement",
+    "element_wise",
+    "generator",
+    "pooling",
+    "reduction",
+    "scatter",
+]

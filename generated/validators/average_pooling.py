@@ -23,6 +23,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -51,6 +52,80 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """AVERAGE_POOLING.C3: DimensionCount must be InputTensor.DimensionCount - 2 (the spatial
+    dimensions: 2 for 4-D, 3 for 5-D tensors).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c4(d: View) -> bool:
+    """AVERAGE_POOLING.C4: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c5(d: View) -> bool:
+    """AVERAGE_POOLING.C5: every item of WindowSize must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSize, 1))
+
+
+def _c6(d: View) -> bool:
+    """AVERAGE_POOLING.C6: the window (WindowSize[i]) must fit in each spatial dimension of
+    InputTensor padded by StartPadding and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                fn.pad_left([], d.DimensionCount),
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c7(d: View) -> bool:
+    """AVERAGE_POOLING.C7: OutputTensor.Sizes must be {BatchCount, ChannelCount, spatial...},
+    InputTensor's first two sizes and each spatial size the windows that fit in the padded input
+    (window_output_sizes with dilations 1).
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+        + fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.WindowSize,
+            d.Strides,
+            fn.pad_left([], d.DimensionCount),
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
+def _r1(d: View) -> bool:
+    """AVERAGE_POOLING.R1: with IncludePadding FALSE, each window must hold at least one element of
+    InputTensor (not lie wholly in the padding).
+    """
+    return bool(
+        d.IncludePadding
+        or fn.all(
+            fn.windows_holding_input(
+                d.InputTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                fn.pad_left([], d.DimensionCount),
+                d.StartPadding,
+                d.EndPadding,
+            ),
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -74,9 +149,158 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "AVERAGE_POOLING.C3",
+        _c3,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 2 for "
+            "4-D, 3 for 5-D tensors)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING.C4",
+        _c4,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING.C5",
+        _c5,
+        "every item of WindowSize must be at least 1",
+        "/WindowSize",
+        operands=(
+            ("WindowSize", lambda d: d.WindowSize),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING.C6",
+        _c6,
+        (
+            "the window (WindowSize[i]) must fit in each spatial dimension of InputTensor padded by"
+            " StartPadding and EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("AVERAGE_POOLING.C3", "AVERAGE_POOLING.C4", "AVERAGE_POOLING.C5"),
+        operands=(
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING.C7",
+        _c7,
+        (
+            "OutputTensor.Sizes must be {BatchCount, ChannelCount, spatial...}, InputTensor's first"
+            " two sizes and each spatial size the windows that fit in the padded input "
+            "(window_output_sizes with dilations 1)"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "AVERAGE_POOLING.C2",
+            "AVERAGE_POOLING.C3",
+            "AVERAGE_POOLING.C4",
+            "AVERAGE_POOLING.C5",
+            "AVERAGE_POOLING.C6",
+        ),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], InputTensor.Sizes[1]] + "
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+                    + fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "AVERAGE_POOLING.R1",
+        _r1,
+        (
+            "with IncludePadding FALSE, each window must hold at least one element of InputTensor "
+            "(not lie wholly in the padding)"
+        ),
+        "/IncludePadding",
+        depends_on=(
+            "AVERAGE_POOLING.C2",
+            "AVERAGE_POOLING.C3",
+            "AVERAGE_POOLING.C4",
+            "AVERAGE_POOLING.C5",
+            "AVERAGE_POOLING.C6",
+        ),
+        operands=(
+            (
+                (
+                    "windows_holding_input(InputTensor.Sizes[2:], WindowSize, Strides, pad_left([],"
+                    " DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.windows_holding_input(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.windows_holding_input(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -110,7 +334,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a AVERAGE_POOLING operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 AVERAGE_POOLING error
+    the level, the tensor rules, the support table row in force and the 7 AVERAGE_POOLING error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -119,7 +343,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (AVERAGE_POOLING.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -59,6 +59,61 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """AVERAGE_POOLING_GRAD.C3: DimensionCount must be OutputGradientTensor.DimensionCount - 2 (the
+    spatial dimensions: 2 for 4-D, 3 for 5-D tensors).
+    """
+    return bool(d.DimensionCount == d.OutputGradientTensor.DimensionCount - 2)
+
+
+def _c4(d: View) -> bool:
+    """AVERAGE_POOLING_GRAD.C4: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c5(d: View) -> bool:
+    """AVERAGE_POOLING_GRAD.C5: every item of WindowSize must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSize, 1))
+
+
+def _c6(d: View) -> bool:
+    """AVERAGE_POOLING_GRAD.C6: the window (WindowSize[i]) must fit in each spatial dimension of
+    OutputGradientTensor (the forward pass's input) padded by StartPadding and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.OutputGradientTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                fn.pad_left([], d.DimensionCount),
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c7(d: View) -> bool:
+    """AVERAGE_POOLING_GRAD.C7: InputGradientTensor.Sizes must be the forward pass's output sizes:
+    OutputGradientTensor's first two sizes and each spatial size the windows that fit in it
+    padded (window_output_sizes with dilations 1).
+    """
+    return bool(
+        d.InputGradientTensor.Sizes
+        == [d.OutputGradientTensor.Sizes[0], d.OutputGradientTensor.Sizes[1]]
+        + fn.window_output_sizes(
+            d.OutputGradientTensor.Sizes[2:],
+            d.WindowSize,
+            d.Strides,
+            fn.pad_left([], d.DimensionCount),
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -82,6 +137,111 @@ RULES: tuple[Rule, ...] = (
             (
                 "OutputGradientTensor.DimensionCount",
                 lambda d: d.OutputGradientTensor.DimensionCount,
+            ),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING_GRAD.C3",
+        _c3,
+        (
+            "DimensionCount must be OutputGradientTensor.DimensionCount - 2 (the spatial "
+            "dimensions: 2 for 4-D, 3 for 5-D tensors)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            (
+                "OutputGradientTensor.DimensionCount - 2",
+                lambda d: d.OutputGradientTensor.DimensionCount - 2,
+            ),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING_GRAD.C4",
+        _c4,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING_GRAD.C5",
+        _c5,
+        "every item of WindowSize must be at least 1",
+        "/WindowSize",
+        operands=(
+            ("WindowSize", lambda d: d.WindowSize),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING_GRAD.C6",
+        _c6,
+        (
+            "the window (WindowSize[i]) must fit in each spatial dimension of OutputGradientTensor "
+            "(the forward pass's input) padded by StartPadding and EndPadding"
+        ),
+        "/OutputGradientTensor/Sizes",
+        depends_on=(
+            "AVERAGE_POOLING_GRAD.C2",
+            "AVERAGE_POOLING_GRAD.C3",
+            "AVERAGE_POOLING_GRAD.C4",
+            "AVERAGE_POOLING_GRAD.C5",
+        ),
+        operands=(
+            (
+                (
+                    "window_output_sizes(OutputGradientTensor.Sizes[2:], WindowSize, Strides, "
+                    "pad_left([], DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.OutputGradientTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "AVERAGE_POOLING_GRAD.C7",
+        _c7,
+        (
+            "InputGradientTensor.Sizes must be the forward pass's output sizes: "
+            "OutputGradientTensor's first two sizes and each spatial size the windows that fit in "
+            "it padded (window_output_sizes with dilations 1)"
+        ),
+        "/InputGradientTensor/Sizes",
+        depends_on=(
+            "AVERAGE_POOLING_GRAD.C2",
+            "AVERAGE_POOLING_GRAD.C3",
+            "AVERAGE_POOLING_GRAD.C4",
+            "AVERAGE_POOLING_GRAD.C5",
+            "AVERAGE_POOLING_GRAD.C6",
+        ),
+        operands=(
+            ("InputGradientTensor.Sizes", lambda d: d.InputGradientTensor.Sizes),
+            (
+                (
+                    "[OutputGradientTensor.Sizes[0], OutputGradientTensor.Sizes[1]] + "
+                    "window_output_sizes(OutputGradientTensor.Sizes[2:], WindowSize, Strides, "
+                    "pad_left([], DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.OutputGradientTensor.Sizes[0], d.OutputGradientTensor.Sizes[1]]
+                    + fn.window_output_sizes(
+                        d.OutputGradientTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
             ),
         ),
     ),
@@ -121,7 +281,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a AVERAGE_POOLING_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 7
     AVERAGE_POOLING_GRAD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

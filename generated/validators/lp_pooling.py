@@ -52,6 +52,66 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """LP_POOLING.C3: DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions:
+    2 for 4-D, 3 for 5-D tensors).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c4(d: View) -> bool:
+    """LP_POOLING.C4: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c5(d: View) -> bool:
+    """LP_POOLING.C5: every item of WindowSize must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSize, 1))
+
+
+def _c6(d: View) -> bool:
+    """LP_POOLING.C6: the window (WindowSize[i]) must fit in each spatial dimension of InputTensor
+    padded by StartPadding and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                fn.pad_left([], d.DimensionCount),
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c7(d: View) -> bool:
+    """LP_POOLING.C7: OutputTensor.Sizes must be {BatchCount, ChannelCount, spatial...},
+    InputTensor's first two sizes and each spatial size the windows that fit in the padded input
+    (window_output_sizes with dilations 1).
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+        + fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.WindowSize,
+            d.Strides,
+            fn.pad_left([], d.DimensionCount),
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
+def _c8(d: View) -> bool:
+    """LP_POOLING.C8: P must be at least 1."""
+    return bool(d.P >= 1)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -73,6 +133,112 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "LP_POOLING.C3",
+        _c3,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 2 for "
+            "4-D, 3 for 5-D tensors)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "LP_POOLING.C4",
+        _c4,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "LP_POOLING.C5",
+        _c5,
+        "every item of WindowSize must be at least 1",
+        "/WindowSize",
+        operands=(
+            ("WindowSize", lambda d: d.WindowSize),
+        ),
+    ),
+    Rule(
+        "LP_POOLING.C6",
+        _c6,
+        (
+            "the window (WindowSize[i]) must fit in each spatial dimension of InputTensor padded by"
+            " StartPadding and EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("LP_POOLING.C3", "LP_POOLING.C4", "LP_POOLING.C5"),
+        operands=(
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "LP_POOLING.C7",
+        _c7,
+        (
+            "OutputTensor.Sizes must be {BatchCount, ChannelCount, spatial...}, InputTensor's first"
+            " two sizes and each spatial size the windows that fit in the padded input "
+            "(window_output_sizes with dilations 1)"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "LP_POOLING.C2",
+            "LP_POOLING.C3",
+            "LP_POOLING.C4",
+            "LP_POOLING.C5",
+            "LP_POOLING.C6",
+        ),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], InputTensor.Sizes[1]] + "
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+                    + fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "LP_POOLING.C8",
+        _c8,
+        "P must be at least 1",
+        "/P",
+        operands=(
+            ("P", lambda d: d.P),
         ),
     ),
 )
@@ -111,7 +277,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a LP_POOLING operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 LP_POOLING error
+    the level, the tensor rules, the support table row in force and the 8 LP_POOLING error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

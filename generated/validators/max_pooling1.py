@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -60,6 +61,126 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """MAX_POOLING1.C3: DimensionCount must be InputTensor.DimensionCount - 2 (the spatial
+    dimensions: 2 for 4-D, 3 for 5-D tensors).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c4(d: View) -> bool:
+    """MAX_POOLING1.C4: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c5(d: View) -> bool:
+    """MAX_POOLING1.C5: every item of WindowSize must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSize, 1))
+
+
+def _c6(d: View) -> bool:
+    """MAX_POOLING1.C6: the window (WindowSize[i]) must fit in each spatial dimension of InputTensor
+    padded by StartPadding and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                fn.pad_left([], d.DimensionCount),
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c7(d: View) -> bool:
+    """MAX_POOLING1.C7: OutputTensor.Sizes must be {BatchCount, ChannelCount, spatial...},
+    InputTensor's first two sizes and each spatial size the windows that fit in the padded input
+    (window_output_sizes with dilations 1).
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+        + fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.WindowSize,
+            d.Strides,
+            fn.pad_left([], d.DimensionCount),
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
+def _c8(d: View) -> bool:
+    """MAX_POOLING1.C8: OutputIndicesTensor.Sizes must be OutputTensor.Sizes."""
+    return bool(
+        not fn.present(lambda: d.OutputIndicesTensor)
+        or d.OutputIndicesTensor.Sizes == d.OutputTensor.Sizes
+    )
+
+
+def _r1(d: View) -> bool:
+    """MAX_POOLING1.R1: each window must hold at least one element of InputTensor (not lie wholly in
+    the padding) and no NaN.
+    """
+    return bool(
+        fn.all(
+            fn.both(
+                fn.windows_holding_input(
+                    d.InputTensor.Sizes[2:],
+                    d.WindowSize,
+                    d.Strides,
+                    fn.pad_left([], d.DimensionCount),
+                    d.StartPadding,
+                    d.EndPadding,
+                ),
+                fn.windows_all(
+                    fn.not_nan(d.InputTensor.Values),
+                    d.WindowSize,
+                    d.Strides,
+                    fn.pad_left([], d.DimensionCount),
+                    d.StartPadding,
+                    d.EndPadding,
+                ),
+            ),
+        )
+    )
+
+
+def _r2(d: View) -> bool:
+    """MAX_POOLING1.R2: each window must hold at least one element of InputTensor (not lie wholly in
+    the padding) and no NaN for OutputIndicesTensor to be defined.
+    """
+    return bool(
+        not fn.present(lambda: d.OutputIndicesTensor)
+        or fn.all(
+            fn.both(
+                fn.windows_holding_input(
+                    d.InputTensor.Sizes[2:],
+                    d.WindowSize,
+                    d.Strides,
+                    fn.pad_left([], d.DimensionCount),
+                    d.StartPadding,
+                    d.EndPadding,
+                ),
+                fn.windows_all(
+                    fn.not_nan(d.InputTensor.Values),
+                    d.WindowSize,
+                    d.Strides,
+                    fn.pad_left([], d.DimensionCount),
+                    d.StartPadding,
+                    d.EndPadding,
+                ),
+            ),
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -85,9 +206,266 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
         ),
     ),
+    Rule(
+        "MAX_POOLING1.C3",
+        _c3,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 2 for "
+            "4-D, 3 for 5-D tensors)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING1.C4",
+        _c4,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING1.C5",
+        _c5,
+        "every item of WindowSize must be at least 1",
+        "/WindowSize",
+        operands=(
+            ("WindowSize", lambda d: d.WindowSize),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING1.C6",
+        _c6,
+        (
+            "the window (WindowSize[i]) must fit in each spatial dimension of InputTensor padded by"
+            " StartPadding and EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=("MAX_POOLING1.C3", "MAX_POOLING1.C4", "MAX_POOLING1.C5"),
+        operands=(
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING1.C7",
+        _c7,
+        (
+            "OutputTensor.Sizes must be {BatchCount, ChannelCount, spatial...}, InputTensor's first"
+            " two sizes and each spatial size the windows that fit in the padded input "
+            "(window_output_sizes with dilations 1)"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "MAX_POOLING1.C1",
+            "MAX_POOLING1.C3",
+            "MAX_POOLING1.C4",
+            "MAX_POOLING1.C5",
+            "MAX_POOLING1.C6",
+        ),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], InputTensor.Sizes[1]] + "
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+                    + fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        fn.pad_left([], d.DimensionCount),
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING1.C8",
+        _c8,
+        "OutputIndicesTensor.Sizes must be OutputTensor.Sizes",
+        "/OutputIndicesTensor",
+        depends_on=("MAX_POOLING1.C1",),
+        operands=(
+            ("OutputIndicesTensor", lambda d: d.OutputIndicesTensor),
+            ("OutputIndicesTensor.Sizes", lambda d: d.OutputIndicesTensor.Sizes),
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "MAX_POOLING1.R1",
+        _r1,
+        (
+            "each window must hold at least one element of InputTensor (not lie wholly in the "
+            "padding) and no NaN"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=(
+            "MAX_POOLING1.C1",
+            "MAX_POOLING1.C3",
+            "MAX_POOLING1.C4",
+            "MAX_POOLING1.C5",
+            "MAX_POOLING1.C6",
+        ),
+        operands=(
+            (
+                (
+                    "both(windows_holding_input(InputTensor.Sizes[2:], WindowSize, Strides, "
+                    "pad_left([], DimensionCount), StartPadding, EndPadding), "
+                    "windows_all(not_nan(InputTensor.Values), WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding))"
+                ),
+                lambda d: (
+                    fn.both(
+                        fn.windows_holding_input(
+                            d.InputTensor.Sizes[2:],
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                        fn.windows_all(
+                            fn.not_nan(d.InputTensor.Values),
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.both(
+                        fn.windows_holding_input(
+                            d.InputTensor.Sizes[2:],
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                        fn.windows_all(
+                            fn.not_nan(d.InputTensor.Values),
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING1.R2",
+        _r2,
+        (
+            "each window must hold at least one element of InputTensor (not lie wholly in the "
+            "padding) and no NaN for OutputIndicesTensor to be defined"
+        ),
+        "/OutputIndicesTensor",
+        depends_on=(
+            "MAX_POOLING1.C1",
+            "MAX_POOLING1.C3",
+            "MAX_POOLING1.C4",
+            "MAX_POOLING1.C5",
+            "MAX_POOLING1.C6",
+        ),
+        operands=(
+            ("OutputIndicesTensor", lambda d: d.OutputIndicesTensor),
+            (
+                (
+                    "both(windows_holding_input(InputTensor.Sizes[2:], WindowSize, Strides, "
+                    "pad_left([], DimensionCount), StartPadding, EndPadding), "
+                    "windows_all(not_nan(InputTensor.Values), WindowSize, Strides, pad_left([], "
+                    "DimensionCount), StartPadding, EndPadding))"
+                ),
+                lambda d: (
+                    fn.both(
+                        fn.windows_holding_input(
+                            d.InputTensor.Sizes[2:],
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                        fn.windows_all(
+                            fn.not_nan(d.InputTensor.Values),
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputIndicesTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.both(
+                        fn.windows_holding_input(
+                            d.InputTensor.Sizes[2:],
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                        fn.windows_all(
+                            fn.not_nan(d.InputTensor.Values),
+                            d.WindowSize,
+                            d.Strides,
+                            fn.pad_left([], d.DimensionCount),
+                            d.StartPadding,
+                            d.EndPadding,
+                        ),
+                    ),
+                    d.OutputIndicesTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -181,7 +559,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MAX_POOLING1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 MAX_POOLING1 error
+    the level, the tensor rules, the support table row in force and the 8 MAX_POOLING1 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -190,7 +568,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (MAX_POOLING1.R1, MAX_POOLING1.R2) of a valid desc against input
+    arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

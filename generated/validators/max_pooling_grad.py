@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -75,6 +76,84 @@ def _c3(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputGradientTensor.Sizes))
 
 
+def _c4(d: View) -> bool:
+    """MAX_POOLING_GRAD.C4: DimensionCount must be InputTensor.DimensionCount - 2 (the spatial
+    dimensions: 2 for 4-D, 3 for 5-D tensors).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c5(d: View) -> bool:
+    """MAX_POOLING_GRAD.C5: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c6(d: View) -> bool:
+    """MAX_POOLING_GRAD.C6: every item of WindowSize must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSize, 1))
+
+
+def _c7(d: View) -> bool:
+    """MAX_POOLING_GRAD.C7: every item of Dilations must be at least 1."""
+    return bool(fn.all_at_least(d.Dilations, 1))
+
+
+def _c8(d: View) -> bool:
+    """MAX_POOLING_GRAD.C8: the window dilated by Dilations ((WindowSize[i] - 1) * Dilations[i] + 1)
+    must fit in each spatial dimension of InputTensor padded by StartPadding and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c9(d: View) -> bool:
+    """MAX_POOLING_GRAD.C9: InputGradientTensor.Sizes must be the forward pass's output sizes:
+    InputTensor's first two sizes and each spatial size the windows that fit in it padded
+    (window_output_sizes).
+    """
+    return bool(
+        d.InputGradientTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+        + fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.WindowSize,
+            d.Strides,
+            d.Dilations,
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
+def _r1(d: View) -> bool:
+    """MAX_POOLING_GRAD.R1: no window may hold a NaN (the largest element of such a window is not
+    defined).
+    """
+    return bool(
+        fn.all(
+            fn.windows_all(
+                fn.not_nan(d.InputTensor.Values),
+                d.WindowSize,
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -113,9 +192,177 @@ RULES: tuple[Rule, ...] = (
             ("OutputGradientTensor.Sizes", lambda d: d.OutputGradientTensor.Sizes),
         ),
     ),
+    Rule(
+        "MAX_POOLING_GRAD.C4",
+        _c4,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 2 for "
+            "4-D, 3 for 5-D tensors)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING_GRAD.C5",
+        _c5,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING_GRAD.C6",
+        _c6,
+        "every item of WindowSize must be at least 1",
+        "/WindowSize",
+        operands=(
+            ("WindowSize", lambda d: d.WindowSize),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING_GRAD.C7",
+        _c7,
+        "every item of Dilations must be at least 1",
+        "/Dilations",
+        operands=(
+            ("Dilations", lambda d: d.Dilations),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING_GRAD.C8",
+        _c8,
+        (
+            "the window dilated by Dilations ((WindowSize[i] - 1) * Dilations[i] + 1) must fit in "
+            "each spatial dimension of InputTensor padded by StartPadding and EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=(
+            "MAX_POOLING_GRAD.C2",
+            "MAX_POOLING_GRAD.C4",
+            "MAX_POOLING_GRAD.C5",
+            "MAX_POOLING_GRAD.C6",
+            "MAX_POOLING_GRAD.C7",
+        ),
+        operands=(
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, Dilations, "
+                    "StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "MAX_POOLING_GRAD.C9",
+        _c9,
+        (
+            "InputGradientTensor.Sizes must be the forward pass's output sizes: InputTensor's first"
+            " two sizes and each spatial size the windows that fit in it padded "
+            "(window_output_sizes)"
+        ),
+        "/InputGradientTensor/Sizes",
+        depends_on=(
+            "MAX_POOLING_GRAD.C2",
+            "MAX_POOLING_GRAD.C4",
+            "MAX_POOLING_GRAD.C5",
+            "MAX_POOLING_GRAD.C6",
+            "MAX_POOLING_GRAD.C7",
+            "MAX_POOLING_GRAD.C8",
+        ),
+        operands=(
+            ("InputGradientTensor.Sizes", lambda d: d.InputGradientTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], InputTensor.Sizes[1]] + "
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, Dilations, "
+                    "StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+                    + fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "MAX_POOLING_GRAD.R1",
+        _r1,
+        "no window may hold a NaN (the largest element of such a window is not defined)",
+        "/InputTensor/Values",
+        depends_on=(
+            "MAX_POOLING_GRAD.C2",
+            "MAX_POOLING_GRAD.C4",
+            "MAX_POOLING_GRAD.C5",
+            "MAX_POOLING_GRAD.C6",
+            "MAX_POOLING_GRAD.C7",
+            "MAX_POOLING_GRAD.C8",
+        ),
+        operands=(
+            (
+                (
+                    "windows_all(not_nan(InputTensor.Values), WindowSize, Strides, Dilations, "
+                    "StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.windows_all(
+                        fn.not_nan(d.InputTensor.Values),
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputGradientTensor",
+            "any",
+            lambda d: (
+                fn.windows_cover(
+                    fn.windows_all(
+                        fn.not_nan(d.InputTensor.Values),
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    ),
+                    d.InputTensor.Sizes,
+                    d.WindowSize,
+                    d.Strides,
+                    d.Dilations,
+                    d.StartPadding,
+                    d.EndPadding,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -170,7 +417,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MAX_POOLING_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 9
     MAX_POOLING_GRAD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -179,7 +426,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (MAX_POOLING_GRAD.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

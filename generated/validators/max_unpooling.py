@@ -28,6 +28,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -46,6 +47,28 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
 
 
+def _c2(d: View) -> bool:
+    """MAX_UNPOOLING.C2: IndicesTensor.Sizes must be InputTensor.Sizes."""
+    return bool(d.IndicesTensor.Sizes == d.InputTensor.Sizes)
+
+
+def _c3(d: View) -> bool:
+    """MAX_UNPOOLING.C3: OutputTensor must have InputTensor's DimensionCount."""
+    return bool(d.OutputTensor.DimensionCount == d.InputTensor.DimensionCount)
+
+
+def _r1(d: View) -> bool:
+    """MAX_UNPOOLING.R1: every index must address an element of OutputTensor (less than the product
+    of its sizes).
+    """
+    return bool(fn.all(fn.in_bounds(d.IndicesTensor.Values, fn.prod(d.OutputTensor.Sizes))))
+
+
+def _r2(d: View) -> bool:
+    """MAX_UNPOOLING.R2: no two indices may address the same element of OutputTensor."""
+    return bool(fn.all(fn.unique_values(d.IndicesTensor.Values)))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -59,9 +82,72 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
         ),
     ),
+    Rule(
+        "MAX_UNPOOLING.C2",
+        _c2,
+        "IndicesTensor.Sizes must be InputTensor.Sizes",
+        "/IndicesTensor/Sizes",
+        operands=(
+            ("IndicesTensor.Sizes", lambda d: d.IndicesTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "MAX_UNPOOLING.C3",
+        _c3,
+        "OutputTensor must have InputTensor's DimensionCount",
+        "/OutputTensor/DimensionCount",
+        operands=(
+            ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "MAX_UNPOOLING.R1",
+        _r1,
+        "every index must address an element of OutputTensor (less than the product of its sizes)",
+        "/IndicesTensor/Values",
+        depends_on=("MAX_UNPOOLING.C2",),
+        operands=(
+            (
+                "in_bounds(IndicesTensor.Values, prod(OutputTensor.Sizes))",
+                lambda d: fn.in_bounds(d.IndicesTensor.Values, fn.prod(d.OutputTensor.Sizes)),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "MAX_UNPOOLING.R2",
+        _r2,
+        "no two indices may address the same element of OutputTensor",
+        "/IndicesTensor/Values",
+        depends_on=("MAX_UNPOOLING.R1",),
+        operands=(
+            (
+                "unique_values(IndicesTensor.Values)",
+                lambda d: fn.unique_values(d.IndicesTensor.Values),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "one_of_colliding_updates",
+            lambda d: (
+                fn.flat_cells(
+                    fn.unique_values(d.IndicesTensor.Values),
+                    d.IndicesTensor.Values,
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -138,7 +224,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MAX_UNPOOLING operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 1 MAX_UNPOOLING error
+    the level, the tensor rules, the support table row in force and the 3 MAX_UNPOOLING error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -147,7 +233,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (MAX_UNPOOLING.R1, MAX_UNPOOLING.R2) of a valid desc against
+    input arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

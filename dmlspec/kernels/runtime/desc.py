@@ -117,8 +117,11 @@ def build_desc(
         if desc.get(name) is None:
             with contextlib.suppress(*underivable):
                 desc[name] = default(_partial_view(kernel, desc))
+    optional = {f.name for f in kernel.validator.TABLE.fields if f.optional}
     for target, derive in kernel.derived:
         owner, _, member = target.partition(".")
+        if owner in optional and desc.get(owner) is None:
+            continue  # an optional output the call leaves out (MAX_POOLING1's indices)
         if member not in desc.setdefault(owner, {}):
             with contextlib.suppress(*underivable):
                 desc[owner][member] = derive(_partial_view(kernel, desc))
