@@ -50,6 +50,16 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """RESAMPLE.C3: ScaleCount must equal the DimensionCount of InputTensor and OutputTensor."""
+    return bool(d.ScaleCount == d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """RESAMPLE.C4: every item of Scales must be greater than 0."""
+    return bool(fn.all_greater(d.Scales, 0))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -71,6 +81,26 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "RESAMPLE.C3",
+        _c3,
+        "ScaleCount must equal the DimensionCount of InputTensor and OutputTensor",
+        "/ScaleCount",
+        depends_on=("RESAMPLE.C2",),
+        operands=(
+            ("ScaleCount", lambda d: d.ScaleCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "RESAMPLE.C4",
+        _c4,
+        "every item of Scales must be greater than 0",
+        "/Scales",
+        operands=(
+            ("Scales", lambda d: d.Scales),
         ),
     ),
 )
@@ -135,7 +165,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 RESAMPLE error constraints.
+    level, the tensor rules, the support table row in force and the 4 RESAMPLE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 

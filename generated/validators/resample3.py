@@ -59,6 +59,11 @@ def _c3(d: View) -> bool:
     return bool(d.DimensionCount == d.InputTensor.DimensionCount)
 
 
+def _c4(d: View) -> bool:
+    """RESAMPLE3.C4: every item of Scales must be greater than 0."""
+    return bool(fn.all_greater(d.Scales, 0))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -91,6 +96,15 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("DimensionCount", lambda d: d.DimensionCount),
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "RESAMPLE3.C4",
+        _c4,
+        "every item of Scales must be greater than 0",
+        "/Scales",
+        operands=(
+            ("Scales", lambda d: d.Scales),
         ),
     ),
 )
@@ -129,7 +143,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE3 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 3 RESAMPLE3 error
+    level, the tensor rules, the support table row in force and the 4 RESAMPLE3 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -63,6 +63,11 @@ def _c3(d: View) -> bool:
     return bool(d.DimensionCount == d.InputGradientTensor.DimensionCount)
 
 
+def _c4(d: View) -> bool:
+    """RESAMPLE_GRAD1.C4: every item of Scales must be greater than 0."""
+    return bool(fn.all_greater(d.Scales, 0))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -103,6 +108,15 @@ RULES: tuple[Rule, ...] = (
             ("InputGradientTensor.DimensionCount", lambda d: d.InputGradientTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "RESAMPLE_GRAD1.C4",
+        _c4,
+        "every item of Scales must be greater than 0",
+        "/Scales",
+        operands=(
+            ("Scales", lambda d: d.Scales),
+        ),
+    ),
 )
 
 REQUIRES: tuple[Rule, ...] = ()
@@ -139,7 +153,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE_GRAD1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 3 RESAMPLE_GRAD1 error
+    the level, the tensor rules, the support table row in force and the 4 RESAMPLE_GRAD1 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
