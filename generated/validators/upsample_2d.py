@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -81,6 +82,13 @@ def _c5(d: View) -> bool:
     last 2 dimensions) multiplied by ScaleSize.Height and ScaleSize.Width.
     """
     return bool(d.OutputTensor.Sizes == d.InputTensor.Sizes[:-2] + d.UpsampledSizes)
+
+
+def _r1(d: View) -> bool:
+    """UPSAMPLE_2D.R1: InputTensor's values must be finite (neither NaN nor infinite) for LINEAR
+    interpolation.
+    """
+    return bool(d.InterpolationMode != "LINEAR" or fn.all(fn.finite(d.InputTensor.Values)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {
@@ -159,7 +167,23 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "UPSAMPLE_2D.R1",
+        _r1,
+        "InputTensor's values must be finite (neither NaN nor infinite) for LINEAR interpolation",
+        "/InputTensor/Values",
+        operands=(
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -202,7 +226,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (UPSAMPLE_2D.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
