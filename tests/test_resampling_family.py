@@ -289,9 +289,43 @@ def test_broken_resampling_is_caught(backend: str, tmp_path: Path) -> None:
     assert "OutputTensor differs from the reference" in junit
 
 
+def test_onnxruntime_resize_graphs_follow_the_same_mappings() -> None:
+    pytest.importorskip("onnxruntime")
+    backend = load_backend("onnxruntime")
+    cases = [
+        (_line("RESAMPLE1", "LINEAR", 2.0, (1, 2), 8), [10, 10, 10, 10, 10, 15, 20, 25]),
+        (_line("RESAMPLE1", "NEAREST_NEIGHBOR", 2.0, (0, 0), 8), [10, 20, 20, 30, 30, 40, 40, 40]),
+        (
+            _line(
+                "RESAMPLE2",
+                "NEAREST_NEIGHBOR",
+                2.0,
+                (0, 0),
+                8,
+                RoundingDirection="DML_AXIS_DIRECTION_DECREASING",
+            ),
+            [10, 10, 20, 20, 30, 30, 40, 40],
+        ),
+        (_line("RESAMPLE", "LINEAR", 2.0, (0.5, -0.5), 3), [10, 12.5, 17.5]),
+        # 4 elements padded to 10 for a 10-element output (Resize copies a same-shaped input)
+        (
+            _line("RESAMPLE", "NEAREST_NEIGHBOR", 2.5, (0.5, -0.5), 10),
+            [10, 10, 20, 20, 20, 30, 30, 40, 40, 40],
+        ),
+    ]
+    for operator, expected in cases:
+        got = backend.run(operator, {"InputTensor": LINE})["OutputTensor"]
+        np.testing.assert_array_equal(got, np.array(expected, np.float32))
+        np.testing.assert_array_equal(
+            got, reference.run(operator, {"InputTensor": LINE})["OutputTensor"]
+        )
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "numpy"])
+@pytest.mark.parametrize("backend", ["jax", "numpy", "tests.convolution_backends:OnnxRuntimeAt64"])
 def test_the_resampling_suites_pass(backend: str, tmp_path: Path) -> None:
+    if "OnnxRuntime" in backend:
+        pytest.importorskip("onnxruntime")
     operators = ["RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3", "UPSAMPLE_2D"]
     run = conformance(backend, tmp_path, "--ops", *operators, "--workers", "0")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
