@@ -1,5 +1,6 @@
-"""The resampling family as JAX: RESAMPLE, RESAMPLE1, RESAMPLE2, RESAMPLE3 and UPSAMPLE_2D, one
-table of functions and the primitive `resampling` that runs them.
+"""The resampling family as JAX: RESAMPLE, RESAMPLE1, RESAMPLE2, RESAMPLE3, UPSAMPLE_2D and the
+gradients RESAMPLE_GRAD and RESAMPLE_GRAD1 (jax.vjp of the forward resampling), one table of
+functions and the primitive `resampling` that runs them.
 
 Each is one separable resampling, dimension by dimension: the elements each output element
 reads along a dimension and their weights are found on the host (NumPy, FLOAT64, from the static
@@ -159,6 +160,40 @@ def _upsample_2d(
     )
 
 
+def _resample_grad(
+    dy: Array,
+    *,
+    interpolation_mode: str,
+    scales: tuple[float, ...],
+    input_pixel_offsets: tuple[float, ...],
+    output_pixel_offsets: tuple[float, ...],
+    output_sizes: tuple[int, ...],
+    output_type: Any,
+    rounding_direction: str | None = None,
+) -> Array:
+    """RESAMPLE_GRAD (of RESAMPLE1) and RESAMPLE_GRAD1 (of RESAMPLE2): the forward resampling's
+    vector-Jacobian product (jax.vjp) in FLOAT32, from OutputGradientTensor's sizes (the forward
+    input's) to InputGradientTensor's (the forward output's)."""
+    wide = jnp.float64 if dy.dtype == jnp.float64 else jnp.float32
+
+    def forward(x: Array) -> Array:
+        return _resample(
+            x,
+            interpolation_mode=interpolation_mode,
+            scales=scales,
+            output_sizes=tuple(dy.shape),
+            output_type=wide,
+            input_pixel_offsets=input_pixel_offsets,
+            output_pixel_offsets=output_pixel_offsets,
+            rounding_direction=rounding_direction,
+        )
+
+    _, pullback = jax.vjp(forward, jnp.zeros(output_sizes, wide))
+    (gradient,) = pullback(dy.astype(wide))
+    result: Array = gradient.astype(output_type)
+    return result
+
+
 # Every function of the family, by operator name.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "RESAMPLE": _resample,
@@ -166,11 +201,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "RESAMPLE2": _resample,
     "RESAMPLE3": _resample,
     "UPSAMPLE_2D": _upsample_2d,
+    "RESAMPLE_GRAD": _resample_grad,
+    "RESAMPLE_GRAD1": _resample_grad,
 }
 
 
 def resampling(x: Array, *, function: str, **parameters: Any) -> Array:
-    """Run one operator of the family on its input, static parameters by name."""
+    """Run one operator of the family on its input (a gradient's incoming gradient), static
+    parameters by name."""
     name = member(function, "DML_OPERATOR_")
     if name not in FUNCTIONS:
         raise ValueError(f"no resampling function {function!r} (known: {sorted(FUNCTIONS)})")

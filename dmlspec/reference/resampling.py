@@ -1,5 +1,6 @@
 """The resampling family, written from the DirectML pages: RESAMPLE, RESAMPLE1, RESAMPLE2,
-RESAMPLE3 and UPSAMPLE_2D.
+RESAMPLE3, UPSAMPLE_2D and the gradients RESAMPLE_GRAD (of RESAMPLE1) and RESAMPLE_GRAD1 (of
+RESAMPLE2).
 
 Every operator is one mapping per dimension, the pages' "OutputTensorX = (InputTensorX +
 InputPixelOffset) * Scale + OutputPixelOffset" read backwards: output element x samples the
@@ -28,7 +29,15 @@ stretched by k = 1 / Scale, weights max(0, 1 - |i - c| / k) over the elements i 
 dot-product accuracy model: the bound is B + P / (u * KS) with B the sum of |weight * element|,
 KS the spec's terms and P what a FLOAT32 coordinate may change the result by (the derivative of
 the weighted sum along each dimension times `_coordinate_error`), plus the antialiasing
-filter's normalization, (2 * taps + 5) * u * B per such dimension.
+filter's normalization, (2 * taps + 5) * u * B per such dimension. The largest intermediate
+magnitude counts every element read, a weight of 0 too (a pass that overflows to infinity
+then makes 0 * infinity).
+
+The gradients are the forward mapping's transpose, computed independently of any kernel: per
+dimension the forward operator as a dense matrix {outputs, inputs}, and the incoming gradient
+taken through each matrix transposed (every output's gradient added back to the elements it
+read, times their weights); their bound allows a NEAREST_NEIGHBOR gradient to land on either
+element where a FLOAT32 coordinate may round either way.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ _UNIT = 2.0**-24  # FLOAT32's unit roundoff: coordinates and accumulation
 # scale, a fused multiply-add) is within this many units of the magnitudes involved.
 _COORDINATE_UNITS = 16
 _OPERATORS = ("RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3", "UPSAMPLE_2D")
+_GRADIENTS = ("RESAMPLE_GRAD", "RESAMPLE_GRAD1")
 
 
 @dataclass(frozen=True)
@@ -66,7 +76,7 @@ class _Mapping:
 
 
 def _mapping(name: str, f: Fields) -> _Mapping:
-    rank = len(f.sizes("InputTensor"))
+    rank = len(f.sizes("OutputGradientTensor" if name in _GRADIENTS else "InputTensor"))
     linear = f.enum("InterpolationMode") == "LINEAR"
     if name == "UPSAMPLE_2D":
         size = f.raw("ScaleSize")
@@ -87,7 +97,9 @@ def _mapping(name: str, f: Fields) -> _Mapping:
 
 def _coordinates(outputs: int, scale: float, input_offset: float, output_offset: float) -> Any:
     """Each output element's input coordinate c (FLOAT64) and how far a FLOAT32 computation of
-    it may be from c: 0 where every order of the operations is exact."""
+    it may be from c: 0 where every order of the operations is exact (a scale whose reciprocal
+    FLOAT32 holds, a power of two, or x - OutputPixelOffset 0; and both orders below giving
+    c)."""
     x = np.arange(outputs, dtype=np.float64)
     quotient = (x - output_offset) / scale
     c = quotient - input_offset
@@ -96,7 +108,12 @@ def _coordinates(outputs: int, scale: float, input_offset: float, output_offset:
         shifted = x.astype(f32) - f32(output_offset)
         divided = (shifted / f32(scale)) - f32(input_offset)
         multiplied = (shifted * (f32(1) / f32(scale))) - f32(input_offset)
-    exact = (divided.astype(np.float64) == c) & (multiplied.astype(np.float64) == c)
+    reciprocal = float(f32(1) / f32(scale)) * scale == 1.0
+    exact = (
+        (reciprocal | (shifted == 0))  # 0 / Scale is 0 in every order
+        & (divided.astype(np.float64) == c)
+        & (multiplied.astype(np.float64) == c)
+    )
     magnitude = np.abs(quotient) + abs(input_offset) + abs(output_offset) / scale + 1
     error = np.where(exact, 0.0, _COORDINATE_UNITS * _UNIT * magnitude)
     return c, error
@@ -203,6 +220,7 @@ def _linear_exact(name: str, f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarr
 
     value = np.zeros(shape)
     bound = np.zeros(shape)
+    reach = np.zeros(shape)  # every element read, a weight of 0 too: what a pass may hold
     change = np.zeros(shape)  # sum over dimensions of the coordinate's allowance * derivative
     with np.errstate(all="ignore"):
         for slots in itertools.product(*(range(t.indices.shape[1]) for t in taps)):
@@ -213,6 +231,7 @@ def _linear_exact(name: str, f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarr
             weight = np.prod(np.broadcast_arrays(*weights), axis=0) if weights else 1.0
             value = value + weight * element
             bound = bound + np.abs(weight * element)
+            reach = reach + np.abs(element)
             for d, (t, s) in enumerate(zip(taps, slots, strict=True)):
                 others = [w for i, w in enumerate(weights) if i != d]
                 rest = np.prod(np.broadcast_arrays(*others), axis=0) if others else 1.0
@@ -221,17 +240,94 @@ def _linear_exact(name: str, f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarr
         extra = sum(t.extra_terms for t in taps) * _UNIT * bound
         terms = _output_terms(f)
         widened = bound + (change + extra) / (_UNIT * terms)
-    return value, widened, bound
+    return value, widened, reach
 
 
-def _output_terms(f: Fields) -> float:
+def _output_terms(f: Fields, output: str = "OutputTensor") -> float:
     """KS of the output's dot-product rule, as the spec gives it for this desc."""
     from ..binding import bind_desc
     from .fields import catalog
 
     env = bind_desc(catalog().common, f.spec, f.desc)
-    rule: Any = f.spec.checked_semantics.comparison_for("OutputTensor", "float", "", env)
+    rule: Any = f.spec.checked_semantics.comparison_for(output, "float", "", env)
     return float(rule.terms.evaluate(env))
+
+
+def _matrices(name: str, f: Fields) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per dimension, the forward operator as a matrix {outputs, inputs} (the weight each
+    output element gives each input element), the same shape's allowance for FLOAT32
+    coordinates (a LINEAR weight's slope times the coordinate's error; for NEAREST_NEIGHBOR, 1
+    at both elements an output may read where a FLOAT32 coordinate may round either way) and
+    the elements each output reads at all (1, a weight of 0 too)."""
+    m = _mapping(name, f)
+    matrices = []
+    for d, (inputs, outputs) in enumerate(
+        zip(f.sizes("OutputGradientTensor"), f.sizes("InputGradientTensor"), strict=True)
+    ):
+        c, error = _coordinates(outputs, m.scales[d], m.input_offsets[d], m.output_offsets[d])
+        weights = np.zeros((outputs, inputs))
+        allowance = np.zeros((outputs, inputs))
+        support = np.zeros((outputs, inputs))
+        rows = np.arange(outputs)
+        if m.linear:
+            taps = _linear_taps(inputs, c, error, m.scales[d], False)
+            for t in range(taps.indices.shape[1]):
+                np.add.at(weights, (rows, taps.indices[:, t]), taps.weights[:, t])
+                np.add.at(allowance, (rows, taps.indices[:, t]), taps.slopes[:, t] * error)
+                np.add.at(support, (rows, taps.indices[:, t]), 1.0)
+        else:
+
+            def element(at: np.ndarray, inputs: int = inputs) -> np.ndarray:
+                clamped: np.ndarray = np.clip(_rounded(at, m.rounding), 0, inputs - 1)
+                return clamped.astype(np.int64)
+
+            weights[rows, element(c)] = 1.0
+            support[rows, element(c)] = 1.0
+            low, high = element(c - error), element(c + error)
+            either = low != high
+            allowance[rows[either], low[either]] = 1.0
+            allowance[rows[either], high[either]] = 1.0
+        matrices.append((weights, allowance, support))
+    return matrices
+
+
+def _adjoint(data: np.ndarray, matrices: list[np.ndarray]) -> np.ndarray:
+    """`data` (the forward output's shape) through each dimension's matrix transposed."""
+    for d, matrix in enumerate(matrices):
+        data = np.moveaxis(np.tensordot(matrix.T, data, axes=([1], [d])), 0, d)
+    return data
+
+
+def _gradient_exact(name: str, f: Fields, x: Inputs) -> tuple[np.ndarray, ...]:
+    """The pages' gradient: each InputGradientTensor element spread back onto the elements its
+    forward output read, by the same weights (nearest neighbour: 1 to the element chosen)."""
+    gradient = np.asarray(x["InputGradientTensor"], dtype=np.float64)
+    matrices = _matrices(name, f)
+    weights = [w for w, _, _ in matrices]
+    magnitudes = [np.abs(w) for w in weights]
+    with np.errstate(all="ignore"):
+        value = _adjoint(gradient, weights)
+        bound = _adjoint(np.abs(gradient), magnitudes)
+        reach = _adjoint(np.abs(gradient), [s for _, _, s in matrices])
+        change = np.zeros_like(bound)
+        for d, (_, allowance, _) in enumerate(matrices):
+            per_dimension = [*magnitudes[:d], allowance, *magnitudes[d + 1 :]]
+            change = change + _adjoint(np.abs(gradient), per_dimension)
+        widened = bound + change / (_UNIT * _output_terms(f, "OutputGradientTensor"))
+    return value, widened, reach
+
+
+def _gradient(name: str) -> tuple[Exact, Operator]:
+    def exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        value, bound, largest = _gradient_exact(name, f, x)
+        return {"OutputGradientTensor": (value, bound, largest)}
+
+    def run(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+        value, _, _ = _gradient_exact(name, f, x)
+        with np.errstate(all="ignore"):
+            return {"OutputGradientTensor": value.astype(f.dtype("OutputGradientTensor"))}
+
+    return exact, run
 
 
 def _exact(name: str) -> Exact:
@@ -256,8 +352,14 @@ def _operator(name: str) -> Operator:
     return run
 
 
-EXACT: dict[str, Exact] = {name: _exact(name) for name in _OPERATORS}
-RESAMPLING: dict[str, Operator] = {name: _operator(name) for name in _OPERATORS}
+EXACT: dict[str, Exact] = {
+    **{name: _exact(name) for name in _OPERATORS},
+    **{name: _gradient(name)[0] for name in _GRADIENTS},
+}
+RESAMPLING: dict[str, Operator] = {
+    **{name: _operator(name) for name in _OPERATORS},
+    **{name: _gradient(name)[1] for name in _GRADIENTS},
+}
 
 UNDEFINED_NOTES: dict[str, str] = {
     name: (

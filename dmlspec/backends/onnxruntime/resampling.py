@@ -8,8 +8,9 @@ to start * (n - 1) + x * (end - start) * (n - 1) / (OutputSize - 1) of an input 
 an affine map like DirectML's, set here per dimension. tf_crop_and_resize reads an
 extrapolation value outside the input where DirectML clamps to the edges, so the dimension is
 first padded with its edge elements (Pad, mode edge) far enough that every coordinate lands
-inside. Each dimension is moved last and the tensor flattened to {rest, n}, resized along
-axis 1, and put back: FLOAT32 for LINEAR (FLOAT16 widened, INT8 and UINT8
+inside, and on until n - 1 is a power of two (the region's products are then exact wherever
+the page's operations are). Each dimension is moved last and the tensor flattened to {rest,
+n}, resized along axis 1, and put back: FLOAT32 for LINEAR (FLOAT16 widened, INT8 and UINT8
 rounded to the nearest after), the data's own type for NEAREST_NEIGHBOR (nearest_mode
 round_prefer_ceil for halves up, floor and ceil for RoundingDirection).
 
@@ -74,13 +75,17 @@ def _along(
     coordinates = (x - output_offset) / scale - input_offset
     before = max(0, math.ceil(-coordinates.min())) + 2
     after = max(0, math.ceil(coordinates.max() - (inputs - 1))) + 2
-    if inputs + before + after == outputs:  # onnxruntime copies a tensor of the same shape
-        after += 1
+    # n - 1 a power of two: the region's products are exact where the page's operations are
+    # (power-of-two scales); and never the output's size (onnxruntime copies a same-shaped
+    # input whatever the region says)
+    span = 1 << (inputs + before + after - 1).bit_length()
+    if span + 1 == outputs:
+        span *= 2
+    after = span + 1 - inputs - before
     order = [i for i in range(len(shape)) if i != d] + [d]
     rest = math.prod(shape) // inputs
     flat = g.reshape(g.op("Transpose", value, perm=order), [rest, inputs])
     padded = g.op("Pad", flat, g.int64([0, before, 0, after]), mode="edge")
-    span = inputs + before + after - 1
     start = (before - (output_offset / scale + input_offset)) / span
     end = start + (outputs - 1) / (scale * span) if outputs > 1 else start
     # the rows keep their places: x * (rest - 1) / (rest - 1) is exact in FLOAT32
