@@ -229,9 +229,9 @@ def derive_members(
     if missing:
         raise ValueError(f"no constraint of {spec.name} defines {missing}")
     given = {
-        f"{name}.{member}" if isinstance(value, TensorValue) else name
+        f"{name}.{member}" if member else name
         for name, value in env.values.items()
-        for member in (value.members if isinstance(value, TensorValue) else [""])
+        for member in _members(value)
     }
     chosen = _closure(wanted, available, given, definitions)
     derived: dict[str, Any] = {}
@@ -245,6 +245,14 @@ def derive_members(
             env.values[owner] = value
         derived[derivation.target] = value
     return {target: derived[target] for target in wanted}
+
+
+def _members(value: Any) -> Iterable[str]:
+    """The members a bound value gives: a tensor's, a struct's (UPSAMPLE_2D's ScaleSize.Width),
+    or none ("": the value itself)."""
+    if isinstance(value, TensorValue):
+        return value.members
+    return ["", *value] if isinstance(value, dict) else [""]
 
 
 def _applies(derivation: Derivation, env: Environment) -> bool:

@@ -82,6 +82,9 @@ UNBREAKABLE_ALONE = {
     "never does both",
     "GATHER_ND1.C8": "BatchDimensionCount >= IndicesDimensionCount passes C7 only with an "
     "InputDimensionCount above both; one changed value of the base descs never gets there",
+    "UPSAMPLE_2D.C3": "the single changes do not edit a DML_SIZE_2D's members (ScaleSize); "
+    "tests/test_resampling_family.py breaks it alone",
+    "UPSAMPLE_2D.C4": "as UPSAMPLE_2D.C3",
 }
 BASES = {spec.name: base_desc(CATALOG, spec) for spec in CATALOG.operators}
 

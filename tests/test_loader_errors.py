@@ -30,8 +30,8 @@ NAMES = (
     "InputTensor, OutputTensor, UpdatesTensor"
 )
 FUNCTIONS = (
-    "abs, add_each, all, all_along, all_at_least, all_equal, all_less, all_ones, as_type, "
-    "at_least, both, broadcastable, buffer_tensor_size, cells_where_not, distinct, "
+    "abs, add_each, all, all_along, all_at_least, all_equal, all_greater, all_less, all_ones, "
+    "as_type, at_least, both, broadcastable, buffer_tensor_size, cells_where_not, distinct, "
     "distinct_offsets, each_at_most, each_less, each_tuple, effective_rank, either, "
     "element_bits, finite, first_present, fits, gather_cells, has_flag, highest, in_bounds, "
     "is_float, is_power_of_two, len, level_at_least, lowest, max, min, mul_each, not_equal, "
@@ -268,6 +268,15 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
             "max_ulps: its bound is KS * max(bound * u, tiny) from the FLOAT64 reference and the "
             "sum of |products|",
             f"{OP} at /semantics/comparison/0: a 'dot_product' rule judges float outputs only",
+        ],
+    ),
+    (
+        "error_statistics on an exact rule",
+        "operators/scatter_nd.json",
+        comparison(0, error_statistics=False),
+        [
+            f"{OP} at /semantics/comparison/0/error_statistics: error_statistics needs a "
+            "'dot_product' rule"
         ],
     ),
     (

@@ -439,6 +439,8 @@ def _draw_attribute(
         desc[field.name] = rng.random() < 0.5
     elif field.kind == "enum":
         desc[field.name] = rng.choice(catalog.common.enum_infos()[field.enum or ""].members)
+    elif field.kind == "size_2d":  # small factors (UPSAMPLE_2D's ScaleSize)
+        desc[field.name] = {"Width": rng.randint(1, 3), "Height": rng.randint(1, 3)}
     elif field.kind == "scale_bias":
         # Powers of two keep x * Scale exact, so the one rounding of + Bias is the same
         # whether a device fuses the multiply-add or not.

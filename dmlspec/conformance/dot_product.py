@@ -160,6 +160,7 @@ def dot_product_problems(
             check_bias=checks_bias(case.inputs, value, bound),
             defined=defined,
             intermediate=intermediate,
+            statistics=rule.error_statistics,
         )
         return [] if result.passed else [result.describe()]
     allowance = allowed_error(value, bound, terms, output_type, accumulation)

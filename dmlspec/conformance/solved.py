@@ -309,8 +309,8 @@ def values_as_required(
     FORWARD; `not present(T) or MaskType != "BOOLEAN" or ...` where T is given and MaskType
     BOOLEAN). In passes, so a later one keeps what an earlier one set: leading sizes that must
     be 1 (`all_ones(T.Sizes[:-3])`), scalars and array items at their least (`GroupCount >=
-    1`, `all_at_least(Strides, 1)`), sizes rounded up to a multiple (`FilterTensor.Sizes[0] %
-    GroupCount == 0`), sizes one item of a rule defines
+    1`, `all_at_least(Strides, 1)`, `all_greater(Scales, 0)`), sizes rounded up to a multiple
+    (`FilterTensor.Sizes[0] % GroupCount == 0`), sizes one item of a rule defines
     (`InputTensor.Sizes[1] == FilterTensor.Sizes[1] * GroupCount`, negative indices too),
     sizes that must broadcast to a target (each the target's or 1), then windows that must fit
     (`all_at_least(window_output_sizes(...), 1)`: the window shrunk;
@@ -422,6 +422,15 @@ def _at_least(
                 for i in range(start, len(values)):
                     if isinstance(values[i], int) and values[i] < least:
                         values[i] = rng.randint(least, least + 1)
+        case nodes.Call(
+            func="all_greater", args=(items, nodes.Literal(value=int() | float() as bound))
+        ):
+            found = _items(items, desc)
+            if found is not None:  # RESAMPLE's Scales > 0: a factor up or down
+                scales: list[Any] = found[0]
+                for i in range(found[1], len(scales)):
+                    if scales[i] <= bound:
+                        scales[i] = bound + rng.choice((0.25, 0.5, 1.0, 2.0, 3.0))
 
 
 def _multiple(

@@ -113,6 +113,13 @@ _FUNCTION_LIST = [
         lambda facts, xs, bound: all(x < bound for x in xs),
     ),
     Function(
+        "all_greater",
+        "all_greater(xs: list, bound: number) -> bool",
+        "Every item is greater than `bound` (true for an empty list).",
+        fixed(LIST, NUMBER, returns=BOOL),
+        lambda facts, xs, bound: all(x > bound for x in xs),
+    ),
+    Function(
         "all_at_least",
         "all_at_least(xs: list, bound: number) -> bool",
         "Every item is at least `bound` (true for an empty list).",

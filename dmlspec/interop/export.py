@@ -229,7 +229,7 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
             )
         overflow = overflow | interval.anything | interval.may_be_nan | np.isnan(allowed)
         allowed = np.where(overflow, 0.0, allowed)
-    else:
+    elif rule.error_statistics:  # the spec may turn them off (RESAMPLE's repeated edges)
         statistics = {
             "terms": terms,
             "accumulation": accumulation,

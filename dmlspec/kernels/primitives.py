@@ -23,6 +23,7 @@ from .element_wise import element_wise
 from .generator import generator
 from .pooling import pooling
 from .reduction import reduction
+from .resampling import resampling
 from .scatter import scatter
 
 __all__ = [
@@ -32,5 +33,6 @@ __all__ = [
     "generator",
     "pooling",
     "reduction",
+    "resampling",
     "scatter",
 ]

@@ -10,8 +10,9 @@ Families, one module each, named as in dmlspec.kernels and dmlspec.backends.onnx
 slices, padding, tile, join/split, space/depth, one-hot), `generator` (fills, diagonal
 matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
 NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (GEMM so far;
-`run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model) and `pooling`
-(the average, max and Lp poolings; `run_exact` too for the average and Lp ones). Which
+`run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model), `pooling`
+(the average, max and Lp poolings; `run_exact` too for the average and Lp ones) and
+`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -44,6 +45,8 @@ from .layout import is_strided, logical_view, with_view_written
 from .pooling import EXACT as POOLING_EXACT
 from .pooling import POOLING
 from .reduction import REDUCTIONS
+from .resampling import EXACT as RESAMPLING_EXACT
+from .resampling import RESAMPLING
 from .scatter import SCATTER
 from .tensors import WriteLog, Writes, collisions
 
@@ -65,10 +68,11 @@ _FAMILIES = {
     **GENERATORS,
     **POOLING,
     **REDUCTIONS,
+    **RESAMPLING,
     **SCATTER,
 }
-# The operators whose floating results the dot-product model judges, by spec name.
-EXACT = {**CONVOLUTION_EXACT, **POOLING_EXACT}
+# The operators `run_exact` computes: their FLOAT64 results for the dot-product accuracy model.
+EXACT = {**CONVOLUTION_EXACT, **POOLING_EXACT, **RESAMPLING_EXACT}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 

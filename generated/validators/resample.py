@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -50,6 +51,23 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
+def _c3(d: View) -> bool:
+    """RESAMPLE.C3: ScaleCount must equal the DimensionCount of InputTensor and OutputTensor."""
+    return bool(d.ScaleCount == d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """RESAMPLE.C4: every item of Scales must be greater than 0."""
+    return bool(fn.all_greater(d.Scales, 0))
+
+
+def _r1(d: View) -> bool:
+    """RESAMPLE.R1: InputTensor's values must be finite (neither NaN nor infinite) for LINEAR
+    interpolation.
+    """
+    return bool(d.InterpolationMode != "LINEAR" or fn.all(fn.finite(d.InputTensor.Values)))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -73,9 +91,45 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "RESAMPLE.C3",
+        _c3,
+        "ScaleCount must equal the DimensionCount of InputTensor and OutputTensor",
+        "/ScaleCount",
+        depends_on=("RESAMPLE.C2",),
+        operands=(
+            ("ScaleCount", lambda d: d.ScaleCount),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "RESAMPLE.C4",
+        _c4,
+        "every item of Scales must be greater than 0",
+        "/Scales",
+        operands=(
+            ("Scales", lambda d: d.Scales),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "RESAMPLE.R1",
+        _r1,
+        "InputTensor's values must be finite (neither NaN nor infinite) for LINEAR interpolation",
+        "/InputTensor/Values",
+        operands=(
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -135,7 +189,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 2 RESAMPLE error constraints.
+    level, the tensor rules, the support table row in force and the 4 RESAMPLE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -143,7 +197,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (RESAMPLE.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -56,6 +57,18 @@ def _c3(d: View) -> bool:
     """RESAMPLE2.C3: DimensionCount must equal the DimensionCount of InputTensor and OutputTensor.
     """
     return bool(d.DimensionCount == d.InputTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """RESAMPLE2.C4: every item of Scales must be greater than 0."""
+    return bool(fn.all_greater(d.Scales, 0))
+
+
+def _r1(d: View) -> bool:
+    """RESAMPLE2.R1: InputTensor's values must be finite (neither NaN nor infinite) for LINEAR
+    interpolation.
+    """
+    return bool(d.InterpolationMode != "LINEAR" or fn.all(fn.finite(d.InputTensor.Values)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -92,9 +105,34 @@ RULES: tuple[Rule, ...] = (
             ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "RESAMPLE2.C4",
+        _c4,
+        "every item of Scales must be greater than 0",
+        "/Scales",
+        operands=(
+            ("Scales", lambda d: d.Scales),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "RESAMPLE2.R1",
+        _r1,
+        "InputTensor's values must be finite (neither NaN nor infinite) for LINEAR interpolation",
+        "/InputTensor/Values",
+        operands=(
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -141,7 +179,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE2 operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 3 RESAMPLE2 error
+    level, the tensor rules, the support table row in force and the 4 RESAMPLE2 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -150,7 +188,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (RESAMPLE2.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -61,6 +62,18 @@ def _c3(d: View) -> bool:
     OutputGradientTensor.
     """
     return bool(d.DimensionCount == d.InputGradientTensor.DimensionCount)
+
+
+def _c4(d: View) -> bool:
+    """RESAMPLE_GRAD.C4: every item of Scales must be greater than 0."""
+    return bool(fn.all_greater(d.Scales, 0))
+
+
+def _r1(d: View) -> bool:
+    """RESAMPLE_GRAD.R1: InputGradientTensor's values must be finite (neither NaN nor infinite) for
+    LINEAR interpolation.
+    """
+    return bool(d.InterpolationMode != "LINEAR" or fn.all(fn.finite(d.InputGradientTensor.Values)))
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -103,9 +116,40 @@ RULES: tuple[Rule, ...] = (
             ("InputGradientTensor.DimensionCount", lambda d: d.InputGradientTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "RESAMPLE_GRAD.C4",
+        _c4,
+        "every item of Scales must be greater than 0",
+        "/Scales",
+        operands=(
+            ("Scales", lambda d: d.Scales),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "RESAMPLE_GRAD.R1",
+        _r1,
+        (
+            "InputGradientTensor's values must be finite (neither NaN nor infinite) for LINEAR "
+            "interpolation"
+        ),
+        "/InputGradientTensor/Values",
+        operands=(
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            (
+                "finite(InputGradientTensor.Values)",
+                lambda d: fn.finite(d.InputGradientTensor.Values),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputGradientTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -152,7 +196,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a RESAMPLE_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 3 RESAMPLE_GRAD error
+    the level, the tensor rules, the support table row in force and the 4 RESAMPLE_GRAD error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -161,7 +205,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (RESAMPLE_GRAD.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -39,6 +40,15 @@ FIELDS = (
 )
 
 
+def _upsampled_sizes(d: View) -> Any:
+    """UpsampledSizes: The output's height and width: InputHeight * HeightScale and InputWidth *
+    WidthScale, the page's last two output dimensions.
+    """
+    return (
+        [d.InputTensor.Sizes[-2] * d.ScaleSize.Height, d.InputTensor.Sizes[-1] * d.ScaleSize.Width]
+    )
+
+
 def _c1(d: View) -> bool:
     """UPSAMPLE_2D.C1: InputTensor, OutputTensor must have the same DataType."""
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType))
@@ -49,7 +59,41 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DimensionCount, d.OutputTensor.DimensionCount))
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c3(d: View) -> bool:
+    """UPSAMPLE_2D.C3: ScaleSize.Height must be in [1, UINT_MAX / InputHeight] (InputHeight =
+    InputTensor.Sizes[-2]).
+    """
+    return bool(
+        d.ScaleSize.Height >= 1 and d.ScaleSize.Height <= 4294967295 // d.InputTensor.Sizes[-2]
+    )
+
+
+def _c4(d: View) -> bool:
+    """UPSAMPLE_2D.C4: ScaleSize.Width must be in [1, UINT_MAX / InputWidth] (InputWidth =
+    InputTensor.Sizes[-1]).
+    """
+    return bool(
+        d.ScaleSize.Width >= 1 and d.ScaleSize.Width <= 4294967295 // d.InputTensor.Sizes[-1]
+    )
+
+
+def _c5(d: View) -> bool:
+    """UPSAMPLE_2D.C5: OutputTensor.Sizes must be InputTensor.Sizes with the height and width (the
+    last 2 dimensions) multiplied by ScaleSize.Height and ScaleSize.Width.
+    """
+    return bool(d.OutputTensor.Sizes == d.InputTensor.Sizes[:-2] + d.UpsampledSizes)
+
+
+def _r1(d: View) -> bool:
+    """UPSAMPLE_2D.R1: InputTensor's values must be finite (neither NaN nor infinite) for LINEAR
+    interpolation.
+    """
+    return bool(d.InterpolationMode != "LINEAR" or fn.all(fn.finite(d.InputTensor.Values)))
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "UpsampledSizes": _upsampled_sizes,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -72,9 +116,74 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
         ),
     ),
+    Rule(
+        "UPSAMPLE_2D.C3",
+        _c3,
+        (
+            "ScaleSize.Height must be in [1, UINT_MAX / InputHeight] (InputHeight = "
+            "InputTensor.Sizes[-2])"
+        ),
+        "/ScaleSize/Height",
+        operands=(
+            ("ScaleSize.Height", lambda d: d.ScaleSize.Height),
+            (
+                "4294967295 // InputTensor.Sizes[-2]",
+                lambda d: 4294967295 // d.InputTensor.Sizes[-2],
+            ),
+        ),
+    ),
+    Rule(
+        "UPSAMPLE_2D.C4",
+        _c4,
+        (
+            "ScaleSize.Width must be in [1, UINT_MAX / InputWidth] (InputWidth = "
+            "InputTensor.Sizes[-1])"
+        ),
+        "/ScaleSize/Width",
+        operands=(
+            ("ScaleSize.Width", lambda d: d.ScaleSize.Width),
+            (
+                "4294967295 // InputTensor.Sizes[-1]",
+                lambda d: 4294967295 // d.InputTensor.Sizes[-1],
+            ),
+        ),
+    ),
+    Rule(
+        "UPSAMPLE_2D.C5",
+        _c5,
+        (
+            "OutputTensor.Sizes must be InputTensor.Sizes with the height and width (the last 2 "
+            "dimensions) multiplied by ScaleSize.Height and ScaleSize.Width"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("UPSAMPLE_2D.C2", "UPSAMPLE_2D.C3", "UPSAMPLE_2D.C4"),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                "InputTensor.Sizes[:-2] + UpsampledSizes",
+                lambda d: d.InputTensor.Sizes[:-2] + d.UpsampledSizes,
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "UPSAMPLE_2D.R1",
+        _r1,
+        "InputTensor's values must be finite (neither NaN nor infinite) for LINEAR interpolation",
+        "/InputTensor/Values",
+        operands=(
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -108,7 +217,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a UPSAMPLE_2D operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 UPSAMPLE_2D error
+    the level, the tensor rules, the support table row in force and the 5 UPSAMPLE_2D error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -117,7 +226,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (UPSAMPLE_2D.R1) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
