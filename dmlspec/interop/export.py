@@ -489,9 +489,9 @@ def export(
             manifest["left_out"].append(
                 {
                     "id": exported.id,
-                    "reason": "every output element is undefined or may hold any value (an "
-                    "overflow the order of a sum decides, a fused activation overflowing): the "
-                    "case would compare nothing",
+                    "reason": "every output element is undefined for these inputs or may "
+                    "hold any value (the spec's rules, an overflow the order of a sum decides): "
+                    "the case would compare nothing",
                 }
             )
             continue
