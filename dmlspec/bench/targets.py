@@ -92,6 +92,8 @@ def _compute_targets() -> Iterator[Target]:
             yield Target(case.name, "jax out=", PLAIN_XLA_OUT, PLAIN_XLA_LIMIT)
         else:  # several outputs, no out=: device arrays in, a fresh output, against the same
             yield Target(case.name, "jax", PLAIN_XLA_NEW, PLAIN_XLA_LIMIT)
+        if case.memory_bound:
+            yield Target(case.name, "jax out=", "copy", 0.5)
 
 
 USER_PATHS = ("ops.run, numpy in", "numpy in")  # NumPy arrays in, a fresh output

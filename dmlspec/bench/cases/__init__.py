@@ -4,14 +4,15 @@ buffer) and the peers' counterparts.
 
 One module per family, named as in dmlspec.kernels: element_wise.py, reduction.py,
 data_movement.py (with GATHER_ND), generator.py (FILL_VALUE_SEQUENCE), scatter.py
-(SCATTER_ND, SCATTER_ELEMENTS) and convolution.py (CONVOLUTION, GEMM); the seed operators'
+(SCATTER_ND, SCATTER_ELEMENTS), convolution.py (CONVOLUTION, GEMM, MULTIHEAD_ATTENTION) and
+pooling.py (MAX_POOLING, AVERAGE_POOLING, RESAMPLE1); the seed operators'
 shared helpers in seed_common.py, their family variants described in ../families.py. Here the
 table of every case. The seed operators' cases (ScatterND, GatherND, ScatterElements,
 FillValueSequence, with 64-bit and FLOAT16 forms) are still reported together as the family
 "seed", so runs compare with earlier ones;
 `FAMILY_OPERATORS` lists the element-wise, reduction and data movement families' cases (a
-large and a small one per operator), `FAMILY_CASES` the convolution family's (one size each,
-compute-bound).
+large and a small one per operator), `FAMILY_CASES` the convolution, pooling and resampling
+families' (one size each, against plain XLA).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .element_wise import (
     softmax_case,
 )
 from .generator import fill_case
+from .pooling import average_pool_case, linear_resize_case, max_pool_case
 from .reduction import argmax_case, reduce_sum_case
 from .scatter import scatter_elements_case, scatter_nd_case
 
@@ -82,12 +84,14 @@ FAMILY_OPERATORS = (
 
 @dataclass(frozen=True)
 class FamilyCase:
-    """One case of a compute-bound family, at one size (its name is the case's)."""
+    """One case of the convolution, pooling or resampling family, at one size (its name is the
+    case's), with targets against plain XLA."""
 
     name: str
-    family: str  # "convolution"
+    family: str  # "convolution", "pooling", "resampling"
     build: Callable[[str, Scale], BenchCase]  # (case name, scale) -> case
     takes_out: bool = True  # whether its ops function writes into `out=` (one output)
+    memory_bound: bool = False  # moves more than it computes: a copy-bandwidth target too
 
 
 FAMILY_CASES = (
@@ -119,6 +123,24 @@ FAMILY_CASES = (
         "convolution",
         functools.partial(attention_case, sequence=512, heads=8, head_size=64),
         takes_out=False,
+    ),
+    FamilyCase(
+        "max_pool",
+        "pooling",
+        functools.partial(max_pool_case, channels=64, side=512),
+        memory_bound=True,
+    ),
+    FamilyCase(
+        "average_pool",
+        "pooling",
+        functools.partial(average_pool_case, channels=32, side=512),
+        memory_bound=True,
+    ),
+    FamilyCase(
+        "linear_resize",
+        "resampling",
+        functools.partial(linear_resize_case, channels=16, side=512),
+        memory_bound=True,
     ),
 )
 
