@@ -469,3 +469,29 @@ def test_the_suites_catch_a_broken_backend(backend: str, tmp_path: Path) -> None
     results = json.loads((tmp_path / "results.json").read_text())
     failed = {t["operator"] for t in results["tests"] if t["outcome"] == "failed"}
     assert failed == set(BROKEN[backend])
+
+
+def test_quantized_average_pooling_size_rules() -> None:
+    # Size rules only so far (no kernel): a longer output is rejected naming C13.
+    operator: dict[str, Any] = {
+        "type": "DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING",
+        "desc": {
+            "InputTensor": {"DataType": "INT8", "Sizes": [1, 2, 4, 4]},
+            "InputScaleTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 1]},
+            "OutputScaleTensor": {"DataType": "FLOAT32", "Sizes": [1, 2, 1, 1]},
+            "OutputTensor": {"DataType": "UINT8", "Sizes": [1, 2, 2, 2]},
+            "DimensionCount": 2,
+            "Strides": [2, 2],
+            "WindowSize": [2, 2],
+            "StartPadding": [0, 0],
+            "EndPadding": [0, 0],
+            "Dilations": [1, 1],
+            "IncludePadding": True,
+        },
+    }
+    assert validate_operator(operator).valid
+    operator["desc"]["OutputTensor"]["Sizes"] = [1, 2, 3, 2]
+    assert validate_operator(operator).fired() == ("QUANTIZED_LINEAR_AVERAGE_POOLING.C13",)
+    operator["desc"]["Dilations"] = [3, 1]  # the dilated window spans 4 rows: one window
+    operator["desc"]["OutputTensor"]["Sizes"] = [1, 2, 1, 2]
+    assert validate_operator(operator).valid

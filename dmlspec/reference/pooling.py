@@ -31,7 +31,10 @@ __all__ = ["EXACT", "POOLING", "UNDEFINED_NOTES"]
 Exact = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-def _window_fields(f: Fields, spatial: int) -> tuple[tuple[int, ...], ...]:
+Ints = tuple[int, ...]
+
+
+def _window_fields(f: Fields, spatial: int) -> tuple[Ints, Ints, Ints, Ints]:
     """WindowSize, Strides, Dilations (1s where the operator has none), StartPadding."""
     dilations = f.integers("Dilations", spatial) if f.present("Dilations") else (1,) * spatial
     return (
@@ -75,22 +78,29 @@ def _window_taps(
         yield picked, np.broadcast_to(inside, picked.shape), index
 
 
-def _maximum(f: Fields, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _maximum(
+    data: np.ndarray,
+    window: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    start: tuple[int, ...],
+    out_shape: tuple[int, ...],
+) -> tuple[np.ndarray, np.ndarray]:
     """Each window's maximum and the row-major input index of the first element holding it
-    (0 and -1 for a window wholly in the padding: R1)."""
-    out_shape = f.sizes("OutputTensor")
+    (0 and -1 for a window wholly in the padding: MAX_POOLING's R1)."""
     best = np.zeros(out_shape, data.dtype)
     where = np.full(out_shape, -1, np.int64)
-    for value, inside, index in _taps(f, data):
-        found = where >= 0
-        take = inside & (~found | (value > best))
+    for value, inside, index in _window_taps(data, window, strides, dilations, start, out_shape):
+        take = inside & ((where < 0) | (value > best))
         best = np.where(take, value, best)
         where = np.where(take, index, where)
     return best, where
 
 
 def _max_pooling(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
-    best, where = _maximum(f, np.asarray(x["InputTensor"]))
+    data = np.asarray(x["InputTensor"])
+    fields = _window_fields(f, data.ndim - 2)
+    best, where = _maximum(data, *fields, f.sizes("OutputTensor"))
     outputs: dict[str, Any] = {"OutputTensor": best.astype(f.dtype("OutputTensor"))}
     if f.present("OutputIndicesTensor"):
         indices = np.maximum(where, 0).astype(f.dtype("OutputIndicesTensor"))
@@ -142,67 +152,41 @@ def _lp_exact(f: Fields, x: Inputs) -> Exact:
 
 def _average_pooling_grad_exact(f: Fields, x: Inputs) -> Exact:
     """Each forward window's incoming gradient, divided by its divisor, added to every input
-    element the window holds (FLOAT64; the bound the same on |g|)."""
+    element the window holds (FLOAT64; the bound the same on |g|): the forward windows walked
+    over the forward input's shape (OutputGradientTensor's), for their elements' indices."""
     gradient, _ = _wide(x["InputGradientTensor"])
-    sizes = f.sizes("OutputGradientTensor")
-    spatial = len(sizes) - 2
-    window, strides, dilations, start = _window_fields(f, spatial)
-    out = gradient.shape[2:]
-    counts = np.zeros(gradient.shape, np.float64)
-    offsets = []
-    for offset in np.ndindex(*window):
-        targets = []
-        inside = np.ones((1, 1, *out), bool)
-        for d in range(spatial):
-            positions = np.arange(out[d]) * strides[d] + offset[d] * dilations[d] - start[d]
-            shape = [1] * (spatial + 2)
-            shape[2 + d] = -1
-            inside = inside & ((positions >= 0) & (positions < sizes[2 + d])).reshape(shape)
-            targets.append(np.clip(positions, 0, sizes[2 + d] - 1).reshape(shape))
-        counts = counts + inside
-        offsets.append((inside, targets))
+    shape = f.sizes("OutputGradientTensor")
+    window, strides, dilations, start = _window_fields(f, len(shape) - 2)
+    taps = list(_window_taps(np.zeros(shape), window, strides, dilations, start, gradient.shape))
     if f.flag("IncludePadding"):
-        counts = np.full(counts.shape, float(np.prod(window)))
-    value = np.zeros(sizes, gradient.dtype)
-    bound = np.zeros(sizes, gradient.dtype)
+        divisor: Any = float(np.prod(window))
+    else:
+        divisor = sum(inside.astype(np.float64) for _, inside, _ in taps)
     with np.errstate(all="ignore"):
-        share = gradient / counts
-    batch = np.arange(sizes[0]).reshape((-1,) + (1,) * (spatial + 1))
-    channel = np.arange(sizes[1]).reshape((1, -1) + (1,) * spatial)
-    for inside, targets in offsets:
-        at = (batch, channel, *targets)
-        cells = np.broadcast_to(inside, share.shape)
-        np.add.at(value, tuple(np.broadcast_to(a, share.shape)[cells] for a in at), share[cells])
-        np.add.at(
-            bound, tuple(np.broadcast_to(a, share.shape)[cells] for a in at), np.abs(share[cells])
-        )
-    value, bound = value.astype(np.float64), bound.astype(np.float64)
-    return {"OutputGradientTensor": (value, bound, bound)}
+        share = gradient / divisor
+    value = np.zeros(int(np.prod(shape)), gradient.dtype)
+    bound = np.zeros(int(np.prod(shape)), gradient.dtype)
+    for _, inside, index in taps:
+        np.add.at(value, index[inside], share[inside])
+        np.add.at(bound, index[inside], np.abs(share[inside]))
+    shaped = [a.reshape(shape).astype(np.float64) for a in (value, bound)]
+    return {"OutputGradientTensor": (shaped[0], shaped[1], shaped[1])}
 
 
 def _max_pooling_grad_exact(f: Fields, x: Inputs) -> Exact:
-    """Each window's gradient added at its largest element's index (MAX_POOLING2's reference
-    walk: the first among ties; none for a window wholly in the padding), in FLOAT64."""
+    """Each window's gradient added at its largest element's index (MAX_POOLING2's walk: the
+    first among ties; none for a window wholly in the padding), in FLOAT64."""
     data = np.asarray(x["InputTensor"])
     gradient, _ = _wide(x["InputGradientTensor"])
-    spatial = data.ndim - 2
-    window, strides, dilations, start = _window_fields(f, spatial)
-    best = np.zeros(gradient.shape, data.dtype)
-    where = np.full(gradient.shape, -1, np.int64)
-    for value, inside, index in _window_taps(
-        data, window, strides, dilations, start, gradient.shape
-    ):
-        take = inside & ((where < 0) | (value > best))
-        best = np.where(take, value, best)
-        where = np.where(take, index, where)
+    fields = _window_fields(f, data.ndim - 2)
+    _, where = _maximum(data, *fields, gradient.shape)
+    chosen = where >= 0
     value = np.zeros(data.size, gradient.dtype)
     bound = np.zeros(data.size, gradient.dtype)
-    chosen = where.reshape(-1) >= 0
-    np.add.at(value, where.reshape(-1)[chosen], gradient.reshape(-1)[chosen])
-    np.add.at(bound, where.reshape(-1)[chosen], np.abs(gradient.reshape(-1)[chosen]))
-    value = value.reshape(data.shape).astype(np.float64)
-    bound = bound.reshape(data.shape).astype(np.float64)
-    return {"OutputGradientTensor": (value, bound, bound)}
+    np.add.at(value, where[chosen], gradient[chosen])
+    np.add.at(bound, where[chosen], np.abs(gradient[chosen]))
+    shaped = [a.reshape(data.shape).astype(np.float64) for a in (value, bound)]
+    return {"OutputGradientTensor": (shaped[0], shaped[1], shaped[1])}
 
 
 EXACT = {

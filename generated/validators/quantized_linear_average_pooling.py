@@ -127,6 +127,67 @@ def _c7(d: View) -> bool:
     )
 
 
+def _c8(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C8: DimensionCount must be InputTensor.DimensionCount - 2
+    (the spatial dimensions: 2 for 4-D, 3 for 5-D tensors).
+    """
+    return bool(d.DimensionCount == d.InputTensor.DimensionCount - 2)
+
+
+def _c9(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C9: every item of Strides must be at least 1."""
+    return bool(fn.all_at_least(d.Strides, 1))
+
+
+def _c10(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C10: every item of WindowSize must be at least 1."""
+    return bool(fn.all_at_least(d.WindowSize, 1))
+
+
+def _c11(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C11: every item of Dilations must be at least 1."""
+    return bool(fn.all_at_least(d.Dilations, 1))
+
+
+def _c12(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C12: the window dilated by Dilations ((WindowSize[i] - 1) *
+    Dilations[i] + 1) must fit in each spatial dimension of InputTensor padded by StartPadding
+    and EndPadding.
+    """
+    return bool(
+        fn.all_at_least(
+            fn.window_output_sizes(
+                d.InputTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+            1,
+        )
+    )
+
+
+def _c13(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.C13: OutputTensor.Sizes must be {BatchCount, ChannelCount,
+    spatial...}, InputTensor's first two sizes and each spatial size the windows that fit in the
+    padded input (window_output_sizes).
+    """
+    return bool(
+        d.OutputTensor.Sizes
+        == [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+        + fn.window_output_sizes(
+            d.InputTensor.Sizes[2:],
+            d.WindowSize,
+            d.Strides,
+            d.Dilations,
+            d.StartPadding,
+            d.EndPadding,
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {
     "PerChannelSizes": _per_channel_sizes,
 }
@@ -234,6 +295,119 @@ RULES: tuple[Rule, ...] = (
             ("PerChannelSizes", lambda d: d.PerChannelSizes),
         ),
     ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C8",
+        _c8,
+        (
+            "DimensionCount must be InputTensor.DimensionCount - 2 (the spatial dimensions: 2 for "
+            "4-D, 3 for 5-D tensors)"
+        ),
+        "/DimensionCount",
+        operands=(
+            ("DimensionCount", lambda d: d.DimensionCount),
+            ("InputTensor.DimensionCount - 2", lambda d: d.InputTensor.DimensionCount - 2),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C9",
+        _c9,
+        "every item of Strides must be at least 1",
+        "/Strides",
+        operands=(
+            ("Strides", lambda d: d.Strides),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C10",
+        _c10,
+        "every item of WindowSize must be at least 1",
+        "/WindowSize",
+        operands=(
+            ("WindowSize", lambda d: d.WindowSize),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C11",
+        _c11,
+        "every item of Dilations must be at least 1",
+        "/Dilations",
+        operands=(
+            ("Dilations", lambda d: d.Dilations),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C12",
+        _c12,
+        (
+            "the window dilated by Dilations ((WindowSize[i] - 1) * Dilations[i] + 1) must fit in "
+            "each spatial dimension of InputTensor padded by StartPadding and EndPadding"
+        ),
+        "/InputTensor/Sizes",
+        depends_on=(
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C1",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C8",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C9",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C10",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C11",
+        ),
+        operands=(
+            (
+                (
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, Dilations, "
+                    "StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.C13",
+        _c13,
+        (
+            "OutputTensor.Sizes must be {BatchCount, ChannelCount, spatial...}, InputTensor's first"
+            " two sizes and each spatial size the windows that fit in the padded input "
+            "(window_output_sizes)"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=(
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C1",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C8",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C9",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C10",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C11",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C12",
+        ),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            (
+                (
+                    "[InputTensor.Sizes[0], InputTensor.Sizes[1]] + "
+                    "window_output_sizes(InputTensor.Sizes[2:], WindowSize, Strides, Dilations, "
+                    "StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    [d.InputTensor.Sizes[0], d.InputTensor.Sizes[1]]
+                    + fn.window_output_sizes(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+    ),
 )
 
 REQUIRES: tuple[Rule, ...] = ()
@@ -286,7 +460,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a QUANTIZED_LINEAR_AVERAGE_POOLING operator JSON (DxDispatch's dispatchable: type and
     desc) at a feature level (default: the highest known). Reports, in this order, the JSON
-    shape, availability at the level, the tensor rules, the support table row in force and the 7
+    shape, availability at the level, the tensor rules, the support table row in force and the 13
     QUANTIZED_LINEAR_AVERAGE_POOLING error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
