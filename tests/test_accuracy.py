@@ -84,6 +84,11 @@ def test_a_large_error_on_every_element_is_caught_by_the_variance() -> None:
     result = check_dot_product(reference, bound, reference + sign * 3.9 * unit, 4, "FLOAT32")
     assert result.elements_beyond == 0 and abs(result.bias) < 1e-6
     assert not result.passed and "error variance" in result.describe()
+    # Elements repeating one computation (a resampling's clamped edges): the bound alone
+    repeated = check_dot_product(
+        reference, bound, reference + sign * 3.9 * unit, 4, "FLOAT32", statistics=False
+    )
+    assert repeated.passed and repeated.bias_limit is None
 
 
 def test_float16_accumulates_in_float32_unless_half_precision_is_allowed() -> None:

@@ -83,6 +83,7 @@ def dot_product_problems(
             check_bias=_signed_data(case.inputs),
             defined=defined,
             intermediate=intermediate,
+            statistics=rule.error_statistics,
         )
         return [] if result.passed else [result.describe()]
     allowance = allowed_error(value, bound, terms, output_type, accumulation)

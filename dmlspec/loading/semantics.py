@@ -83,6 +83,10 @@ class SemanticsBuilder(OperatorBuilderBase):
         if set(rule["data_type_kinds"]) != {"float"}:
             self.report.at(at, "a 'dot_product' rule judges float outputs only")
 
+    def error_statistics(self, rule: Mapping[str, Any], at: list[str | int]) -> None:
+        if "error_statistics" in rule and rule["rule"] != "dot_product":
+            self.report.at([*at, "error_statistics"], "error_statistics needs a 'dot_product' rule")
+
     def comparison_rule(
         self,
         rule: Mapping[str, Any],
@@ -92,6 +96,7 @@ class SemanticsBuilder(OperatorBuilderBase):
     ) -> m.ComparisonRule:
         if rule["rule"] == "ulp" and "max_ulps" not in rule:
             self.report.at(at, "an 'ulp' rule needs max_ulps")
+        self.error_statistics(rule, at)
         if rule["rule"] == "dot_product":
             self.dot_product_rule(rule, at)
         elif ("terms" in rule or "magnitude" in rule) and not (
@@ -158,6 +163,7 @@ class SemanticsBuilder(OperatorBuilderBase):
             terms=terms,
             magnitude=rule.get("magnitude"),
             ulps_of=ulps_of,
+            error_statistics=rule.get("error_statistics", True),
         )
 
     @staticmethod

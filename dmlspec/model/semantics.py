@@ -40,6 +40,9 @@ class ComparisonRule:
     magnitude: str | None = None  # "output", "absolute_inputs", "log_of_sum" or "one"
     # the floating type whose ULP is the unit (the type computed in); None: the output's type
     ulps_of: str | None = None
+    # dot_product: whether the error's variance and bias over the output are judged (False
+    # where elements repeat one computation, so their errors are not independent)
+    error_statistics: bool = True
 
     def applies_to(self, tensor: str, kind: str, data_type: str) -> bool:
         return (
@@ -85,6 +88,7 @@ class ComparisonRule:
         put(data, "terms", None if self.terms is None else self.terms.source)
         put(data, "magnitude", self.magnitude)
         put(data, "ulps_of", self.ulps_of)
+        put(data, "error_statistics", None if self.error_statistics else False)
         put(data, "source", self.source)
         put(data, "note", self.note)
         return data
