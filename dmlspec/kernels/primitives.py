@@ -22,6 +22,15 @@ from .data_movement import data_movement
 from .element_wise import element_wise
 from .generator import generator
 from .reduction import reduction
+from .roi import roi
 from .scatter import scatter
 
-__all__ = ["convolution", "data_movement", "element_wise", "generator", "reduction", "scatter"]
+__all__ = [
+    "convolution",
+    "data_movement",
+    "element_wise",
+    "generator",
+    "reduction",
+    "roi",
+    "scatter",
+]

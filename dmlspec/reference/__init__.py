@@ -9,8 +9,9 @@ Families, one module each, named as in dmlspec.kernels and dmlspec.backends.onnx
 `element_wise` (ELEMENT_WISE_*, ACTIVATION_*, CAST, VALUE_SCALE_2D), `data_movement` (gathers,
 slices, padding, tile, join/split, space/depth, one-hot), `generator` (fills, diagonal
 matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
-NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS) and `convolution` (GEMM so far;
-`run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model). Which
+NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (GEMM so far;
+`run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model) and `roi`
+(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -33,13 +34,16 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported
-from .convolution import CONVOLUTION, EXACT
+from .convolution import CONVOLUTION
+from .convolution import EXACT as CONVOLUTION_EXACT
 from .data_movement import DATA_MOVEMENT
 from .element_wise import ELEMENT_WISE_OPERATORS, FIELD_OPERATORS, element_wise
 from .fields import Fields, catalog
 from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
 from .reduction import REDUCTIONS
+from .roi import EXACT as ROI_EXACT
+from .roi import ROI
 from .scatter import SCATTER
 from .tensors import WriteLog, Writes, collisions
 
@@ -60,8 +64,11 @@ _FAMILIES = {
     **FIELD_OPERATORS,
     **GENERATORS,
     **REDUCTIONS,
+    **ROI,
     **SCATTER,
 }
+# The operators with a FLOAT64 form for the dot-product accuracy model.
+EXACT = {**CONVOLUTION_EXACT, **ROI_EXACT}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 
