@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dmlspec import ops, reference
+from dmlspec import Unsupported, ops, reference
 from dmlspec.validation import check_requires, validate_operator
 
 from .test_conformance import conformance
@@ -197,7 +197,7 @@ def test_roi_align_grad_size_rules_fire_alone() -> None:
             if not k.endswith("Tensor") and k != "OutOfBoundsInputValue"
         },
     }
-    operator = {"type": "DML_OPERATOR_ROI_ALIGN_GRAD", "desc": desc}
+    operator: dict[str, Any] = {"type": "DML_OPERATOR_ROI_ALIGN_GRAD", "desc": desc}
     assert validate_operator(operator).valid
     for rule, field, sizes in [
         ("ROI_ALIGN_GRAD.C4", "ROITensor", [2, 4, 4]),
@@ -257,22 +257,38 @@ def test_roi_pooling_requires_whole_batch_ids_and_ordered_corners() -> None:
     assert validate_operator(operator).fired() == ("ROI_POOLING.C3",)
 
 
-def test_the_roi_align1_suite_passes_on_the_kernels(tmp_path: Path) -> None:
-    run = conformance("jax", tmp_path, "--ops", "ROI_ALIGN1", "--profile", "ci", "--workers", "0")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+def test_onnxruntime_roi_align_and_max_roi_pool_match_the_reference() -> None:
+    pytest.importorskip("onnxruntime")
+    from dmlspec.backends.onnxruntime import OnnxRuntimeBackend
+
+    backend = OnnxRuntimeBackend()
+    operator = _align1(InterpolationMode="DML_INTERPOLATION_MODE_LINEAR")
+    rois = [[0.5, 0.5, 2.5, 2.5], [1, 0.5, 3.5, 2.5], [0.5, 1, 2.5, 3.5], [0.6, 0.7, 3.5, 3.5]]
+    inputs = {**INPUTS, "ROITensor": np.array(rois, np.float32)}
+    got = backend.run(operator, inputs)["OutputTensor"]
+    np.testing.assert_allclose(got, reference.run(operator, inputs)["OutputTensor"], rtol=1e-6)
+    # Where RoiAlign differs (nearest neighbour; samples outside the input): declined.
+    with pytest.raises(Unsupported, match="nearest"):
+        backend.run(_align1(), INPUTS)
+    outside = {**inputs, "ROITensor": np.array([[-2, 0, 2, 2]] * 4, np.float32)}
+    with pytest.raises(Unsupported, match="outside"):
+        backend.run(operator, outside)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "numpy"])
+@pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_roi_suites_pass(backend: str, tmp_path: Path) -> None:
+    if backend == "onnxruntime":
+        pytest.importorskip("onnxruntime")
     run = conformance(
         backend, tmp_path, "--ops", "ROI_ALIGN", "ROI_ALIGN1", "ROI_POOLING", "--workers", "0"
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     results = json.loads((tmp_path / "results.json").read_text())
     outcomes = [test["outcome"] for test in results["tests"]]
-    assert "failed" not in outcomes and outcomes.count("passed") >= 40
-    assert "support cells hit 75/75" in run.stdout
+    assert "failed" not in outcomes
+    if backend != "onnxruntime":  # which declines what RoiAlign computes otherwise
+        assert outcomes.count("passed") >= 40 and "support cells hit 75/75" in run.stdout
 
 
 @pytest.mark.slow

@@ -108,7 +108,8 @@ def _nearest(
     reaches by rounding included)."""
 
     def nearest(axis: _Axis, shift: float) -> np.ndarray:
-        return np.ceil(axis.positions + shift * axis.allowance - 0.5).astype(np.int64)
+        index: np.ndarray = np.ceil(axis.positions + shift * axis.allowance - 0.5)
+        return index.astype(np.int64)
 
     picked = _read(image, nearest(ay, 0), nearest(ax, 0), outside)
     options = np.stack(
@@ -215,8 +216,11 @@ def _exact(name: str) -> Exact:
 
 
 def _rounded(value: Any, scale: float) -> int:
-    """round(value * SpatialScale): the FLOAT32 product, halves away from zero (C's round)."""
-    product = float(f32(f32(value) * f32(scale)))
+    """round(value * SpatialScale): the FLOAT32 product, halves away from zero (C's round). A
+    product beyond +-2^40 (infinity, where FLOAT32 overflows) is taken as +-2^40: far outside
+    any input, as the kernel clips it."""
+    with np.errstate(over="ignore"):
+        product = min(max(float(f32(f32(value) * f32(scale))), -(2.0**40)), 2.0**40)
     return int(math.copysign(math.floor(abs(product) + 0.5), product))
 
 

@@ -1,8 +1,8 @@
 """The onnxruntime backend: each operator as a small ONNX graph run by onnxruntime on an
 execution provider (provider.py; the CPU's by default). One module per family, named as in
 dmlspec.kernels and dmlspec.reference: element_wise.py, data_movement.py, generator.py,
-reduction.py (with TOP_K, the scans and NONZERO_COORDINATES), scatter.py and convolution.py;
-the graph builder they share in graph.py, single-node sessions in node.py.
+reduction.py (with TOP_K, the scans and NONZERO_COORDINATES), scatter.py, convolution.py and
+roi.py; the graph builder they share in graph.py, single-node sessions in node.py.
 
 Outputs are every output tensor field the operator's spec names and the desc gives (tensor
 arrays as lists).
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import Unsupported
-from . import convolution, data_movement, element_wise, generator, reduction, scatter
+from . import convolution, data_movement, element_wise, generator, reduction, roi, scatter
 from .graph import run_operator
 from .provider import CPU, Provider, check_available, using
 
@@ -91,7 +91,7 @@ class OnnxRuntimeBackend:
         kind = "SCATTER_ELEMENTS" if kind == "SCATTER" else kind
         if kind in element_wise.GRAPHS:
             return run_operator(kind, element_wise.GRAPHS[kind], desc, inputs)
-        for family in (convolution, data_movement, generator, reduction, scatter):
+        for family in (convolution, data_movement, generator, reduction, roi, scatter):
             if kind in family.OPERATORS:
                 results: dict[str, Any] = family.run(kind, desc, inputs)
                 return results
