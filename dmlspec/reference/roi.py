@@ -1,5 +1,6 @@
 """The ROI family (regions of interest), written from the DirectML pages: ROI_ALIGN, ROI_ALIGN1
-and ROI_POOLING, one region, output element and sample at a time.
+and ROI_POOLING, one region at a time (ROI_ALIGN1's sample positions per axis, since each
+depends on its own axis alone; ROI_POOLING one bin at a time).
 
 ROI_ALIGN1: the page's "general logic" per region, its sample coordinates in FLOAT32 one
 operation at a time in the page's order (as the fields are FLOAT), each sample read by
