@@ -226,6 +226,11 @@ def test_element_wise_masks_mark_each_offending_element() -> None:
     a = np.array([2**31 - 1, -3, 4], dtype=np.int32)
     b = np.array([2**31 - 1, 2, -4], dtype=np.int32)
     assert fn["same_parity"](facts, a, b).tolist() == [True, False, True]  # no wrapping
+    boxes = np.array([[[0.0, 1.0, 2.5], [1.5, np.nan, -1.0]]], dtype=np.float32)
+    assert fn["column"](facts, boxes, 0).tolist() == [[0.0, 1.5]]
+    assert fn["whole"](facts, boxes).tolist() == [[[True, True, False], [False, False, True]]]
+    first, last = fn["column"](facts, boxes, 1), fn["column"](facts, boxes, -1)
+    assert fn["not_greater"](facts, first, last).tolist() == [[True, False]]  # NaN: never
     assert fn["lowest"](facts, "INT8") == -128
     assert fn["lowest"](facts, "UINT16") == 0
     assert fn["highest"](facts, "INT8") == 127

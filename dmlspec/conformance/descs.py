@@ -429,7 +429,7 @@ def _draw_attribute(
     rng: random.Random,
     level: str,
 ) -> None:
-    """Floats, enums, BOOLs, ScaleBias, fused activations and axis arrays: a plain value, or
+    """Floats, enums, BOOLs, sizes, ScaleBias, fused activations and axis arrays: a plain value, or
     for an optional field now and then none (validation keeps only what the spec allows)."""
     if field.optional and rng.random() < 0.5:
         return
@@ -437,6 +437,8 @@ def _draw_attribute(
         desc[field.name] = rng.choice(_FLOATS)
     elif field.kind == "bool":
         desc[field.name] = rng.random() < 0.5
+    elif field.kind == "size_2d":  # ROI_POOLING's PooledSize: rules tie tensor sizes to it
+        desc[field.name] = {"Height": rng.randint(1, 4), "Width": rng.randint(1, 4)}
     elif field.kind == "enum":
         desc[field.name] = rng.choice(catalog.common.enum_infos()[field.enum or ""].members)
     elif field.kind == "size_2d":  # small factors (UPSAMPLE_2D's ScaleSize)

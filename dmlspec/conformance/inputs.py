@@ -108,6 +108,30 @@ def _bounded_indices(
     return generator.integers(lows, limits, size=count).astype(dtype).reshape(shape)
 
 
+def _roi_boxes(desc: Mapping[str, Any], boxes: np.ndarray, rng: random.Random) -> np.ndarray:
+    """ROITensor data (the ROI family): most boxes over the input and a little beyond it, in
+    the coordinates SpatialScale* maps onto it, corners mostly ordered; a leading BatchID
+    column (ROI_POOLING's {.., 5} boxes) a batch of the input; now and then an edge value."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    batch, _, height, width = desc["InputTensor"]["Sizes"]
+    flat = boxes.reshape(-1, boxes.shape[-1]).astype(np.float64)
+    corners = flat[:, -4:].copy()
+    for axis, extent, scale_field in ((0, width, "SpatialScaleX"), (1, height, "SpatialScaleY")):
+        scale = abs(float(desc.get(scale_field, desc.get("SpatialScale", 1.0)))) or 1.0
+        drawn = generator.uniform(-1.5, extent + 1.5, size=(len(flat), 2)) / scale
+        ordered = generator.random(len(flat)) < 0.85
+        drawn = np.where(ordered[:, None], np.sort(drawn, axis=1), drawn)
+        if generator.random() < 0.3:  # whole-number coordinates: ties and exact samples
+            drawn = np.round(drawn)
+        corners[:, axis], corners[:, axis + 2] = drawn[:, 0], drawn[:, 1]
+    keep = generator.random(corners.shape) < 0.9
+    flat[:, -4:] = np.where(keep, corners, flat[:, -4:])
+    if boxes.shape[-1] == 5:
+        ids = generator.integers(0, batch, size=len(flat)).astype(np.float64)
+        flat[:, 0] = np.where(generator.random(len(flat)) < 0.9, ids, flat[:, 0])
+    return flat.reshape(boxes.shape).astype(boxes.dtype)
+
+
 def draw_inputs(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -116,7 +140,8 @@ def draw_inputs(
     unique_targets: bool = False,
 ) -> dict[str, Any]:
     """Input data: index tensors within the bounds the spec's requires constraints state (negative
-    values for signed types too); other data with edge values (extremes, NaN, infinities, -0)."""
+    values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
+    a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`)."""
     from ..validation import check_requires
 
     bounds = _index_bounds(catalog, spec, operator)
@@ -144,6 +169,8 @@ def draw_inputs(
                 inputs[field.name] = _bounded_indices(dtype, shape, bounds[field.name], rng)
             else:
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
+        if "ROITensor" in inputs and "InputTensor" in desc:
+            inputs["ROITensor"] = _roi_boxes(desc, inputs["ROITensor"], rng)
         if not unique_targets or check_requires(operator, inputs).satisfied:
             return inputs
     return inputs

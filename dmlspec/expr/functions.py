@@ -558,6 +558,31 @@ _FUNCTION_LIST = [
         data_only=True,
     ),
     Function(
+        "whole",
+        "whole(a: array) -> mask",
+        "Element-wise: a is a finite whole number (true everywhere for integer data).",
+        fixed(ARRAY, returns=MASK),
+        masks.whole,
+        data_only=True,
+    ),
+    Function(
+        "not_greater",
+        "not_greater(a: array, b: array) -> mask",
+        "Element-wise (broadcast): a <= b, compared exactly (NaN is never <= anything).",
+        fixed(ARRAY, ARRAY, returns=MASK),
+        masks.not_greater,
+        data_only=True,
+    ),
+    Function(
+        "column",
+        "column(a: array, k: int) -> array",
+        "Element k of each row of a (its last axis), the other axes kept: a[..., k] (an ROI's "
+        "batch index or one of its coordinates).",
+        fixed(ARRAY, INT, returns=ARRAY),
+        masks.column,
+        data_only=True,
+    ),
+    Function(
         "either",
         "either(m: mask, n: mask) -> mask",
         "Element-wise m or n (broadcast).",

@@ -1,7 +1,9 @@
 """Element-wise masks over tensor data for `requires` constraints.
 
 Per element: not NaN, not equal to a value, fits an integer type once rounded toward zero, a
-power that fits an integer type, even sums; the combinators `either` and `both`; and the mask
+power that fits an integer type, even sums, a whole number, not greater than another array's
+element; one element of each row (`column`, the last axis: an ROI's coordinate); the
+combinators `either` and `both`; and the mask
 of the output cells a bad element of an element-wise operator's input leaves undefined.
 Values are compared exactly (64-bit integers included).
 """
@@ -19,13 +21,16 @@ from .scalars import data_type_kind
 __all__ = [
     "both",
     "cells_where_not",
+    "column",
     "either",
     "finite",
     "fits",
     "not_equal",
+    "not_greater",
     "not_nan",
     "power_fits",
     "same_parity",
+    "whole",
 ]
 
 
@@ -134,6 +139,30 @@ def power_fits(
 
 def same_parity(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray((_exact(a) + _exact(b)) % 2 == 0, dtype=bool)
+
+
+def whole(facts: Facts, values: np.ndarray) -> np.ndarray:
+    """Per element: a finite value with no fractional part (true everywhere for integer data)."""
+    array = np.asarray(values)
+    if array.dtype.kind != "f":
+        return np.ones(array.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        whole_numbers: np.ndarray = np.isfinite(array) & (np.floor(array) == array)
+    return whole_numbers
+
+
+def not_greater(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per element (broadcast): a <= b, compared exactly (NaN is never <= anything)."""
+    return np.asarray(_exact(a) <= _exact(b), dtype=bool)
+
+
+def column(facts: Facts, values: np.ndarray, index: int) -> np.ndarray:
+    """Element `index` of each row (the last axis), keeping the other axes: a[..., index]."""
+    array = np.asarray(values)
+    if not -array.shape[-1] <= index < array.shape[-1]:
+        raise ValueError(f"no column {index} in an array of shape {array.shape}")
+    picked: np.ndarray = array[..., index]
+    return picked
 
 
 def either(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:

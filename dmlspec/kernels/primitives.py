@@ -24,6 +24,7 @@ from .generator import generator
 from .pooling import pooling
 from .reduction import reduction
 from .resampling import resampling
+from .roi import roi
 from .scatter import scatter
 
 __all__ = [
@@ -34,5 +35,6 @@ __all__ = [
     "pooling",
     "reduction",
     "resampling",
+    "roi",
     "scatter",
 ]

@@ -11,8 +11,9 @@ slices, padding, tile, join/split, space/depth, one-hot), `generator` (fills, di
 matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
 NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (GEMM so far;
 `run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model), `pooling`
-(the average, max and Lp poolings; `run_exact` too for the average and Lp ones) and
-`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too). Which
+(the average, max and Lp poolings; `run_exact` too for the average and Lp ones),
+`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too) and `roi`
+(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -47,6 +48,8 @@ from .pooling import POOLING
 from .reduction import REDUCTIONS
 from .resampling import EXACT as RESAMPLING_EXACT
 from .resampling import RESAMPLING
+from .roi import EXACT as ROI_EXACT
+from .roi import ROI
 from .scatter import SCATTER
 from .tensors import WriteLog, Writes, collisions
 
@@ -69,10 +72,11 @@ _FAMILIES = {
     **POOLING,
     **REDUCTIONS,
     **RESAMPLING,
+    **ROI,
     **SCATTER,
 }
 # The operators `run_exact` computes: their FLOAT64 results for the dot-product accuracy model.
-EXACT = {**CONVOLUTION_EXACT, **POOLING_EXACT, **RESAMPLING_EXACT}
+EXACT = {**CONVOLUTION_EXACT, **POOLING_EXACT, **RESAMPLING_EXACT, **ROI_EXACT}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 

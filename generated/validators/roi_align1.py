@@ -56,11 +56,83 @@ def _c1(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.DataType, d.OutputTensor.DataType, d.ROITensor.DataType))
 
 
+def _c2(d: View) -> bool:
+    """ROI_ALIGN1.C2: ROITensor.Sizes[-1] must be 4: [x1, y1, x2, y2] per ROI."""
+    return bool(d.ROITensor.Sizes[-1] == 4)
+
+
+def _c3(d: View) -> bool:
+    """ROI_ALIGN1.C3: ROITensor's dimensions before {NumROIs, 4} must be 1."""
+    return bool(fn.all_ones(d.ROITensor.Sizes[:-2]))
+
+
+def _c4(d: View) -> bool:
+    """ROI_ALIGN1.C4: BatchIndicesTensor's dimensions before NumROIs must be 1."""
+    return bool(fn.all_ones(d.BatchIndicesTensor.Sizes[:-1]))
+
+
+def _c5(d: View) -> bool:
+    """ROI_ALIGN1.C5: BatchIndicesTensor.Sizes[-1] must be NumROIs = ROITensor.Sizes[-2]."""
+    return bool(d.BatchIndicesTensor.Sizes[-1] == d.ROITensor.Sizes[-2])
+
+
+def _c6(d: View) -> bool:
+    """ROI_ALIGN1.C6: OutputTensor.Sizes[0] must be NumROIs = ROITensor.Sizes[-2]."""
+    return bool(d.OutputTensor.Sizes[0] == d.ROITensor.Sizes[-2])
+
+
+def _c7(d: View) -> bool:
+    """ROI_ALIGN1.C7: OutputTensor.Sizes[1] must be ChannelCount = InputTensor.Sizes[1]."""
+    return bool(d.OutputTensor.Sizes[1] == d.InputTensor.Sizes[1])
+
+
+def _c8(d: View) -> bool:
+    """ROI_ALIGN1.C8: ReductionFunction must be DML_REDUCE_FUNCTION_AVERAGE or
+    DML_REDUCE_FUNCTION_MAX.
+    """
+    return bool(d.ReductionFunction == "AVERAGE" or d.ReductionFunction == "MAX")
+
+
+def _c9(d: View) -> bool:
+    """ROI_ALIGN1.C9: MinimumSamplesPerOutput must be at least 1."""
+    return bool(d.MinimumSamplesPerOutput >= 1)
+
+
+def _c10(d: View) -> bool:
+    """ROI_ALIGN1.C10: MaximumSamplesPerOutput must be at least MinimumSamplesPerOutput."""
+    return bool(d.MaximumSamplesPerOutput >= d.MinimumSamplesPerOutput)
+
+
 def _r1(d: View) -> bool:
     """ROI_ALIGN1.R1: every batch index must lie in [0, BatchCount), BatchCount =
     InputTensor.Sizes[0].
     """
     return bool(fn.all(fn.in_bounds(d.BatchIndicesTensor.Values, d.InputTensor.Sizes[0])))
+
+
+def _r2(d: View) -> bool:
+    """ROI_ALIGN1.R2: ROITensor's coordinates must be finite (neither NaN nor infinite)."""
+    return bool(fn.all(fn.finite(d.ROITensor.Values)))
+
+
+def _r3(d: View) -> bool:
+    """ROI_ALIGN1.R3: InputTensor's values must be finite with LINEAR interpolation, and not NaN
+    with the MAX reduction.
+    """
+    return bool(
+        (
+            d.InterpolationMode == "NEAREST_NEIGHBOR"
+            and (d.ReductionFunction == "AVERAGE" or fn.all(fn.not_nan(d.InputTensor.Values)))
+        )
+        or fn.all(fn.finite(d.InputTensor.Values))
+    )
+
+
+def _r4(d: View) -> bool:
+    """ROI_ALIGN1.R4: AlignRegionsToCorners = TRUE: the page does not give the sample positions it
+    makes.
+    """
+    return bool(not d.AlignRegionsToCorners)
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -77,6 +149,91 @@ RULES: tuple[Rule, ...] = (
             ("ROITensor.DataType", lambda d: d.ROITensor.DataType),
         ),
     ),
+    Rule(
+        "ROI_ALIGN1.C2",
+        _c2,
+        "ROITensor.Sizes[-1] must be 4: [x1, y1, x2, y2] per ROI",
+        "/ROITensor/Sizes",
+        operands=(
+            ("ROITensor.Sizes[-1]", lambda d: d.ROITensor.Sizes[-1]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C3",
+        _c3,
+        "ROITensor's dimensions before {NumROIs, 4} must be 1",
+        "/ROITensor/Sizes",
+        operands=(
+            ("ROITensor.Sizes[:-2]", lambda d: d.ROITensor.Sizes[:-2]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C4",
+        _c4,
+        "BatchIndicesTensor's dimensions before NumROIs must be 1",
+        "/BatchIndicesTensor/Sizes",
+        operands=(
+            ("BatchIndicesTensor.Sizes[:-1]", lambda d: d.BatchIndicesTensor.Sizes[:-1]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C5",
+        _c5,
+        "BatchIndicesTensor.Sizes[-1] must be NumROIs = ROITensor.Sizes[-2]",
+        "/BatchIndicesTensor/Sizes",
+        operands=(
+            ("BatchIndicesTensor.Sizes[-1]", lambda d: d.BatchIndicesTensor.Sizes[-1]),
+            ("ROITensor.Sizes[-2]", lambda d: d.ROITensor.Sizes[-2]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C6",
+        _c6,
+        "OutputTensor.Sizes[0] must be NumROIs = ROITensor.Sizes[-2]",
+        "/OutputTensor/Sizes",
+        operands=(
+            ("OutputTensor.Sizes[0]", lambda d: d.OutputTensor.Sizes[0]),
+            ("ROITensor.Sizes[-2]", lambda d: d.ROITensor.Sizes[-2]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C7",
+        _c7,
+        "OutputTensor.Sizes[1] must be ChannelCount = InputTensor.Sizes[1]",
+        "/OutputTensor/Sizes",
+        operands=(
+            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C8",
+        _c8,
+        "ReductionFunction must be DML_REDUCE_FUNCTION_AVERAGE or DML_REDUCE_FUNCTION_MAX",
+        "/ReductionFunction",
+        operands=(
+            ("ReductionFunction", lambda d: d.ReductionFunction),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C9",
+        _c9,
+        "MinimumSamplesPerOutput must be at least 1",
+        "/MinimumSamplesPerOutput",
+        operands=(
+            ("MinimumSamplesPerOutput", lambda d: d.MinimumSamplesPerOutput),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.C10",
+        _c10,
+        "MaximumSamplesPerOutput must be at least MinimumSamplesPerOutput",
+        "/MaximumSamplesPerOutput",
+        operands=(
+            ("MaximumSamplesPerOutput", lambda d: d.MaximumSamplesPerOutput),
+            ("MinimumSamplesPerOutput", lambda d: d.MinimumSamplesPerOutput),
+        ),
+    ),
 )
 
 REQUIRES: tuple[Rule, ...] = (
@@ -91,6 +248,58 @@ REQUIRES: tuple[Rule, ...] = (
                 lambda d: fn.in_bounds(d.BatchIndicesTensor.Values, d.InputTensor.Sizes[0]),
             ),
         ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.row_cells(
+                    fn.in_bounds(d.BatchIndicesTensor.Values, d.InputTensor.Sizes[0]),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.R2",
+        _r2,
+        "ROITensor's coordinates must be finite (neither NaN nor infinite)",
+        "/ROITensor/Values",
+        operands=(
+            ("finite(ROITensor.Values)", lambda d: fn.finite(d.ROITensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.row_cells(fn.each_tuple(fn.finite(d.ROITensor.Values)), d.OutputTensor.Sizes)
+            ),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.R3",
+        _r3,
+        (
+            "InputTensor's values must be finite with LINEAR interpolation, and not NaN with the "
+            "MAX reduction"
+        ),
+        "/InterpolationMode",
+        operands=(
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            ("ReductionFunction", lambda d: d.ReductionFunction),
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN1.R4",
+        _r4,
+        "AlignRegionsToCorners = TRUE: the page does not give the sample positions it makes",
+        "/AlignRegionsToCorners",
         undefined=Undefined(
             "OutputTensor",
             "any",
@@ -160,7 +369,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ROI_ALIGN1 operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 1 ROI_ALIGN1 error
+    the level, the tensor rules, the support table row in force and the 10 ROI_ALIGN1 error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -169,7 +378,8 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (ROI_ALIGN1.R1) of a valid desc against input arrays keyed by
-    tensor field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ROI_ALIGN1.R1, ROI_ALIGN1.R2, ROI_ALIGN1.R3, ROI_ALIGN1.R4) of
+    a valid desc against input arrays keyed by tensor field; raises InvalidOperator for an
+    invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

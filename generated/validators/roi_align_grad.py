@@ -80,6 +80,75 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C3: ROITensor.Sizes[-1] must be 4: [x1, y1, x2, y2] per ROI."""
+    return bool(d.ROITensor.Sizes[-1] == 4)
+
+
+def _c4(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C4: ROITensor's dimensions before {NumROIs, 4} must be 1."""
+    return bool(fn.all_ones(d.ROITensor.Sizes[:-2]))
+
+
+def _c5(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C5: BatchIndicesTensor's dimensions before NumROIs must be 1."""
+    return bool(fn.all_ones(d.BatchIndicesTensor.Sizes[:-1]))
+
+
+def _c6(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C6: BatchIndicesTensor.Sizes[-1] must be NumROIs = ROITensor.Sizes[-2]."""
+    return bool(d.BatchIndicesTensor.Sizes[-1] == d.ROITensor.Sizes[-2])
+
+
+def _c7(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C7: InputGradientTensor.Sizes[0] must be NumROIs = ROITensor.Sizes[-2] (the
+    forward output's {NumROIs, ChannelCount, OutputHeight, OutputWidth}).
+    """
+    return bool(d.InputGradientTensor.Sizes[0] == d.ROITensor.Sizes[-2])
+
+
+def _c8(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C8: InputGradientTensor.Sizes[1] must be ChannelCount, the Sizes[1] of
+    InputTensor (or of OutputGradientTensor without InputTensor).
+    """
+    return bool(
+        d.InputGradientTensor.Sizes[1]
+        == fn.first_present(
+            lambda: d.InputTensor.Sizes[1],
+            lambda: d.OutputGradientTensor.Sizes[1],
+            lambda: d.InputGradientTensor.Sizes[1],
+        )
+    )
+
+
+def _c9(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C9: OutputGradientTensor must have InputTensor's Sizes (the gradient with
+    respect to InputTensor).
+    """
+    return bool(
+        not fn.present(lambda: d.InputTensor)
+        or not fn.present(lambda: d.OutputGradientTensor)
+        or d.OutputGradientTensor.Sizes == d.InputTensor.Sizes
+    )
+
+
+def _c10(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C10: ReductionFunction must be DML_REDUCE_FUNCTION_AVERAGE or
+    DML_REDUCE_FUNCTION_MAX.
+    """
+    return bool(d.ReductionFunction == "AVERAGE" or d.ReductionFunction == "MAX")
+
+
+def _c11(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C11: MinimumSamplesPerOutput must be at least 1."""
+    return bool(d.MinimumSamplesPerOutput >= 1)
+
+
+def _c12(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C12: MaximumSamplesPerOutput must be at least MinimumSamplesPerOutput."""
+    return bool(d.MaximumSamplesPerOutput >= d.MinimumSamplesPerOutput)
+
+
 def _r1(d: View) -> bool:
     """ROI_ALIGN_GRAD.R1: every batch index must lie in [0, BatchCount), BatchCount =
     OutputGradientTensor.Sizes[0].
@@ -118,6 +187,124 @@ RULES: tuple[Rule, ...] = (
             ("OutputROIGradientTensor", lambda d: d.OutputROIGradientTensor),
             ("OutputROIGradientTensor.Sizes", lambda d: d.OutputROIGradientTensor.Sizes),
             ("ROITensor.Sizes", lambda d: d.ROITensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C3",
+        _c3,
+        "ROITensor.Sizes[-1] must be 4: [x1, y1, x2, y2] per ROI",
+        "/ROITensor/Sizes",
+        operands=(
+            ("ROITensor.Sizes[-1]", lambda d: d.ROITensor.Sizes[-1]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C4",
+        _c4,
+        "ROITensor's dimensions before {NumROIs, 4} must be 1",
+        "/ROITensor/Sizes",
+        operands=(
+            ("ROITensor.Sizes[:-2]", lambda d: d.ROITensor.Sizes[:-2]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C5",
+        _c5,
+        "BatchIndicesTensor's dimensions before NumROIs must be 1",
+        "/BatchIndicesTensor/Sizes",
+        operands=(
+            ("BatchIndicesTensor.Sizes[:-1]", lambda d: d.BatchIndicesTensor.Sizes[:-1]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C6",
+        _c6,
+        "BatchIndicesTensor.Sizes[-1] must be NumROIs = ROITensor.Sizes[-2]",
+        "/BatchIndicesTensor/Sizes",
+        operands=(
+            ("BatchIndicesTensor.Sizes[-1]", lambda d: d.BatchIndicesTensor.Sizes[-1]),
+            ("ROITensor.Sizes[-2]", lambda d: d.ROITensor.Sizes[-2]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C7",
+        _c7,
+        (
+            "InputGradientTensor.Sizes[0] must be NumROIs = ROITensor.Sizes[-2] (the forward "
+            "output's {NumROIs, ChannelCount, OutputHeight, OutputWidth})"
+        ),
+        "/InputGradientTensor/Sizes",
+        operands=(
+            ("InputGradientTensor.Sizes[0]", lambda d: d.InputGradientTensor.Sizes[0]),
+            ("ROITensor.Sizes[-2]", lambda d: d.ROITensor.Sizes[-2]),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C8",
+        _c8,
+        (
+            "InputGradientTensor.Sizes[1] must be ChannelCount, the Sizes[1] of InputTensor (or of "
+            "OutputGradientTensor without InputTensor)"
+        ),
+        "/InputGradientTensor/Sizes",
+        operands=(
+            ("InputGradientTensor.Sizes[1]", lambda d: d.InputGradientTensor.Sizes[1]),
+            (
+                (
+                    "first_present(lambda: InputTensor.Sizes[1], lambda: "
+                    "OutputGradientTensor.Sizes[1], lambda: InputGradientTensor.Sizes[1])"
+                ),
+                lambda d: (
+                    fn.first_present(
+                        lambda: d.InputTensor.Sizes[1],
+                        lambda: d.OutputGradientTensor.Sizes[1],
+                        lambda: d.InputGradientTensor.Sizes[1],
+                    )
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C9",
+        _c9,
+        (
+            "OutputGradientTensor must have InputTensor's Sizes (the gradient with respect to "
+            "InputTensor)"
+        ),
+        "/InputTensor",
+        operands=(
+            ("InputTensor", lambda d: d.InputTensor),
+            ("OutputGradientTensor", lambda d: d.OutputGradientTensor),
+            ("OutputGradientTensor.Sizes", lambda d: d.OutputGradientTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C10",
+        _c10,
+        "ReductionFunction must be DML_REDUCE_FUNCTION_AVERAGE or DML_REDUCE_FUNCTION_MAX",
+        "/ReductionFunction",
+        operands=(
+            ("ReductionFunction", lambda d: d.ReductionFunction),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C11",
+        _c11,
+        "MinimumSamplesPerOutput must be at least 1",
+        "/MinimumSamplesPerOutput",
+        operands=(
+            ("MinimumSamplesPerOutput", lambda d: d.MinimumSamplesPerOutput),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C12",
+        _c12,
+        "MaximumSamplesPerOutput must be at least MinimumSamplesPerOutput",
+        "/MaximumSamplesPerOutput",
+        operands=(
+            ("MaximumSamplesPerOutput", lambda d: d.MaximumSamplesPerOutput),
+            ("MinimumSamplesPerOutput", lambda d: d.MinimumSamplesPerOutput),
         ),
     ),
 )
@@ -192,7 +379,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ROI_ALIGN_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 ROI_ALIGN_GRAD error
+    the level, the tensor rules, the support table row in force and the 12 ROI_ALIGN_GRAD error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -23,6 +23,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -52,6 +53,69 @@ def _c2(d: View) -> bool:
     )
 
 
+def _c3(d: View) -> bool:
+    """ROI_POOLING.C3: ROITensor.Sizes must be {1, 1, NumROIs, 5} with NumROIs =
+    OutputTensor.Sizes[0].
+    """
+    return bool(
+        fn.all_ones(d.ROITensor.Sizes[:-2])
+        and d.ROITensor.Sizes[-2] == d.OutputTensor.Sizes[0]
+        and d.ROITensor.Sizes[-1] == 5
+    )
+
+
+def _c4(d: View) -> bool:
+    """ROI_POOLING.C4: OutputTensor.Sizes[1] must be InputChannelCount = InputTensor.Sizes[1]."""
+    return bool(d.OutputTensor.Sizes[1] == d.InputTensor.Sizes[1])
+
+
+def _r1(d: View) -> bool:
+    """ROI_POOLING.R1: each ROI's BatchID (ROITensor[..., 0]) must be a whole number in [0,
+    BatchCount), BatchCount = InputTensor.Sizes[0].
+    """
+    return bool(
+        fn.all(
+            fn.both(
+                fn.whole(fn.column(d.ROITensor.Values, 0)),
+                fn.in_bounds(fn.column(d.ROITensor.Values, 0), d.InputTensor.Sizes[0]),
+            ),
+        )
+    )
+
+
+def _r2(d: View) -> bool:
+    """ROI_POOLING.R2: each ROI's corners must be finite with x2 >= x1 and y2 >= y1 (ROITensor[...,
+    1:5] = [x1, y1, x2, y2]).
+    """
+    return bool(
+        fn.all(
+            fn.both(
+                fn.each_tuple(fn.finite(d.ROITensor.Values)),
+                fn.both(
+                    fn.not_greater(
+                        fn.column(d.ROITensor.Values, 1),
+                        fn.column(d.ROITensor.Values, 3),
+                    ),
+                    fn.not_greater(
+                        fn.column(d.ROITensor.Values, 2),
+                        fn.column(d.ROITensor.Values, 4),
+                    ),
+                ),
+            ),
+        )
+    )
+
+
+def _r3(d: View) -> bool:
+    """ROI_POOLING.R3: InputTensor's values must not be NaN."""
+    return bool(fn.all(fn.not_nan(d.InputTensor.Values)))
+
+
+def _r4(d: View) -> bool:
+    """ROI_POOLING.R4: SpatialScale must not be negative (a negative scale inverts every region)."""
+    return bool(d.SpatialScale >= 0)
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -78,9 +142,153 @@ RULES: tuple[Rule, ...] = (
             ("PooledSize.Width", lambda d: d.PooledSize.Width),
         ),
     ),
+    Rule(
+        "ROI_POOLING.C3",
+        _c3,
+        "ROITensor.Sizes must be {1, 1, NumROIs, 5} with NumROIs = OutputTensor.Sizes[0]",
+        "/ROITensor/Sizes",
+        operands=(
+            ("ROITensor.Sizes[:-2]", lambda d: d.ROITensor.Sizes[:-2]),
+            ("ROITensor.Sizes[-2]", lambda d: d.ROITensor.Sizes[-2]),
+            ("OutputTensor.Sizes[0]", lambda d: d.OutputTensor.Sizes[0]),
+            ("ROITensor.Sizes[-1]", lambda d: d.ROITensor.Sizes[-1]),
+        ),
+    ),
+    Rule(
+        "ROI_POOLING.C4",
+        _c4,
+        "OutputTensor.Sizes[1] must be InputChannelCount = InputTensor.Sizes[1]",
+        "/OutputTensor/Sizes",
+        operands=(
+            ("OutputTensor.Sizes[1]", lambda d: d.OutputTensor.Sizes[1]),
+            ("InputTensor.Sizes[1]", lambda d: d.InputTensor.Sizes[1]),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ROI_POOLING.R1",
+        _r1,
+        (
+            "each ROI's BatchID (ROITensor[..., 0]) must be a whole number in [0, BatchCount), "
+            "BatchCount = InputTensor.Sizes[0]"
+        ),
+        "/ROITensor/Values",
+        depends_on=("ROI_POOLING.C3",),
+        operands=(
+            (
+                (
+                    "both(whole(column(ROITensor.Values, 0)), in_bounds(column(ROITensor.Values, "
+                    "0), InputTensor.Sizes[0]))"
+                ),
+                lambda d: (
+                    fn.both(
+                        fn.whole(fn.column(d.ROITensor.Values, 0)),
+                        fn.in_bounds(fn.column(d.ROITensor.Values, 0), d.InputTensor.Sizes[0]),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.row_cells(
+                    fn.both(
+                        fn.whole(fn.column(d.ROITensor.Values, 0)),
+                        fn.in_bounds(fn.column(d.ROITensor.Values, 0), d.InputTensor.Sizes[0]),
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "ROI_POOLING.R2",
+        _r2,
+        (
+            "each ROI's corners must be finite with x2 >= x1 and y2 >= y1 (ROITensor[..., 1:5] = "
+            "[x1, y1, x2, y2])"
+        ),
+        "/ROITensor/Values",
+        depends_on=("ROI_POOLING.C3",),
+        operands=(
+            (
+                (
+                    "both(each_tuple(finite(ROITensor.Values)), "
+                    "both(not_greater(column(ROITensor.Values, 1), column(ROITensor.Values, 3)), "
+                    "not_greater(column(ROITensor.Values, 2), column(ROITensor.Values, 4))))"
+                ),
+                lambda d: (
+                    fn.both(
+                        fn.each_tuple(fn.finite(d.ROITensor.Values)),
+                        fn.both(
+                            fn.not_greater(
+                                fn.column(d.ROITensor.Values, 1),
+                                fn.column(d.ROITensor.Values, 3),
+                            ),
+                            fn.not_greater(
+                                fn.column(d.ROITensor.Values, 2),
+                                fn.column(d.ROITensor.Values, 4),
+                            ),
+                        ),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.row_cells(
+                    fn.both(
+                        fn.each_tuple(fn.finite(d.ROITensor.Values)),
+                        fn.both(
+                            fn.not_greater(
+                                fn.column(d.ROITensor.Values, 1),
+                                fn.column(d.ROITensor.Values, 3),
+                            ),
+                            fn.not_greater(
+                                fn.column(d.ROITensor.Values, 2),
+                                fn.column(d.ROITensor.Values, 4),
+                            ),
+                        ),
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "ROI_POOLING.R3",
+        _r3,
+        "InputTensor's values must not be NaN",
+        "/InputTensor/Values",
+        operands=(
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "ROI_POOLING.R4",
+        _r4,
+        "SpatialScale must not be negative (a negative scale inverts every region)",
+        "/SpatialScale",
+        operands=(
+            ("SpatialScale", lambda d: d.SpatialScale),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -118,7 +326,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ROI_POOLING operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 2 ROI_POOLING error
+    the level, the tensor rules, the support table row in force and the 4 ROI_POOLING error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -127,7 +335,8 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ROI_POOLING.R1, ROI_POOLING.R2, ROI_POOLING.R3, ROI_POOLING.R4)
+    of a valid desc against input arrays keyed by tensor field; raises InvalidOperator for an
+    invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)
