@@ -11,8 +11,8 @@ from dmlspec.backends import NumpyBackend
 
 
 class IgnoredPixelOffsets(NumpyBackend):
-    """RESAMPLE1, RESAMPLE2 and RESAMPLE3 that sample pixel centres whatever InputPixelOffsets
-    and OutputPixelOffsets say (RESAMPLE's 0.5 and -0.5)."""
+    """RESAMPLE1-3 and the gradients that sample pixel centres whatever InputPixelOffsets and
+    OutputPixelOffsets say (RESAMPLE's 0.5 and -0.5)."""
 
     name = "ignored-pixel-offsets"
 
@@ -25,8 +25,8 @@ class IgnoredPixelOffsets(NumpyBackend):
 
 
 class RoundedTheWrongWay(NumpyBackend):
-    """RESAMPLE2 and RESAMPLE3 whose NEAREST_NEIGHBOR rounds DECREASING up and INCREASING down
-    (RoundingDirection read the wrong way round)."""
+    """RESAMPLE2, RESAMPLE3 and RESAMPLE_GRAD1 whose NEAREST_NEIGHBOR rounds DECREASING up and
+    INCREASING down (RoundingDirection read the wrong way round)."""
 
     name = "rounded-the-wrong-way"
 

@@ -341,10 +341,12 @@ def test_a_linear_gradient_spreads_by_the_forward_weights() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["IgnoredPixelOffsets", "RoundedTheWrongWay"])
 def test_broken_resampling_is_caught(backend: str, tmp_path: Path) -> None:
+    operators = ("RESAMPLE2", "RESAMPLE_GRAD1")
     run = conformance(
-        f"tests.resampling_backends:{backend}", tmp_path, "--ops", "RESAMPLE2", "--workers", "0"
+        f"tests.resampling_backends:{backend}", tmp_path, "--ops", *operators, "--workers", "0"
     )
     assert run.returncode == 1, run.stdout[-3000:]
+    assert "failed: 2 operators: RESAMPLE2" in run.stdout  # the gradient too
     junit = (tmp_path / "junit.xml").read_text()
     assert "OutputTensor differs from the reference" in junit
 
