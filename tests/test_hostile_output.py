@@ -93,9 +93,11 @@ def test_dispatch_of_an_unknown_operator_names_the_closest_few_in_a_short_line(
     arena: Arena,
 ) -> None:
     model = {"dispatchables": {"g": {**GATHER, "type": "DML_OPERATOR_GATHER_ND2"}}}
-    outcome = arena.run("dispatch", str(arena.file("m.json", model)), isolate=False)
+    path = str(arena.file("m.json", model))
+    outcome = arena.run("dispatch", path, isolate=False)
     expect(outcome, 2, "cannot run 'DML_OPERATOR_GATHER_ND2'", "the closest: DML_OPERATOR_GATHER")
-    assert len(outcome.stderr) < 300 and "DML_OPERATOR_ACTIVATION_ELU" not in outcome.stderr
+    said = outcome.stderr.replace(path, "m.json")  # the temporary folder's length varies
+    assert len(said) < 250 and "DML_OPERATOR_ACTIVATION_ELU" not in said
     model = {"dispatchables": {"g": {"type": "qqqqqqqqqqqqqqqqqqqqqqq"}}}
     outcome = arena.run("dispatch", str(arena.file("m.json", model)), isolate=False)
     expect(outcome, 2, "`dmlspec list` shows them")

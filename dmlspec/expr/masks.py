@@ -153,7 +153,8 @@ def whole(facts: Facts, values: np.ndarray) -> np.ndarray:
 
 def not_greater(facts: Facts, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per element (broadcast): a <= b, compared exactly (NaN is never <= anything)."""
-    return np.asarray(_exact(a) <= _exact(b), dtype=bool)
+    with np.errstate(invalid="ignore"):  # NaN compares false, as wanted: no warning
+        return np.asarray(_exact(a) <= _exact(b), dtype=bool)
 
 
 def column(facts: Facts, values: np.ndarray, index: int) -> np.ndarray:

@@ -135,11 +135,20 @@ def _resample(c: Call) -> dict[str, str]:
     return {"OutputTensor": g.cast(value, dtype)}
 
 
+def _gradient(c: Call) -> dict[str, str]:
+    raise Unsupported(
+        "ONNX has no gradient of Resize (onnxruntime's inference build has no training "
+        "operators): no graph for RESAMPLE_GRAD or RESAMPLE_GRAD1"
+    )
+
+
 OPERATORS: dict[str, Builder] = {
     "RESAMPLE": _resample,
     "RESAMPLE1": _resample,
     "RESAMPLE2": _resample,
     "RESAMPLE3": _resample,
+    "RESAMPLE_GRAD": _gradient,
+    "RESAMPLE_GRAD1": _gradient,
     "UPSAMPLE_2D": _resample,
 }
 

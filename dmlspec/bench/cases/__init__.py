@@ -5,7 +5,7 @@ buffer) and the peers' counterparts.
 One module per family, named as in dmlspec.kernels: element_wise.py, reduction.py,
 data_movement.py (with GATHER_ND), generator.py (FILL_VALUE_SEQUENCE), scatter.py
 (SCATTER_ND, SCATTER_ELEMENTS), convolution.py (CONVOLUTION, GEMM, MULTIHEAD_ATTENTION) and
-pooling.py (MAX_POOLING, AVERAGE_POOLING, RESAMPLE1); the seed operators'
+pooling.py (MAX_POOLING, AVERAGE_POOLING), resampling.py (RESAMPLE1); the seed operators'
 shared helpers in seed_common.py, their family variants described in ../families.py. Here the
 table of every case. The seed operators' cases (ScatterND, GatherND, ScatterElements,
 FillValueSequence, with 64-bit and FLOAT16 forms) are still reported together as the family
@@ -34,8 +34,9 @@ from .element_wise import (
     softmax_case,
 )
 from .generator import fill_case
-from .pooling import average_pool_case, linear_resize_case, max_pool_case
+from .pooling import average_pool_case, max_pool_case
 from .reduction import argmax_case, reduce_sum_case
+from .resampling import linear_resize_case
 from .scatter import scatter_elements_case, scatter_nd_case
 
 __all__ = [

@@ -1,22 +1,17 @@
-"""The pooling and resampling families' benchmark cases, one size each (about 64 MiB touched):
+"""The pooling family's benchmark cases, one size each (about 64 MiB touched):
 
 - MAX_POOLING, a 3x3 window at stride 2 padded by 1 (ResNet's stem pool), over
   {1, 64, 512, 512} FLOAT32 (64 MiB in, 16 MiB out);
 - AVERAGE_POOLING, a 3x3 window at stride 1 padded by 1 with the padding counted
-  (IncludePadding), over {1, 32, 512, 512} FLOAT32 (32 MiB in, 32 MiB out);
-- RESAMPLE1, LINEAR, twice the height and width at half-pixel offsets (InputPixelOffsets 0.5,
-  OutputPixelOffsets -0.5: ONNX's half_pixel), {1, 16, 512, 512} FLOAT32 to {1, 16, 1024,
-  1024} (16 MiB in, 64 MiB out).
+  (IncludePadding), over {1, 32, 512, 512} FLOAT32 (32 MiB in, 32 MiB out).
 
 These move more bytes than they compute on, so besides plain XLA (the convolution family's
-targets: dmlspec adds nothing over the obvious jax.jit of `lax.reduce_window` or
-`jax.image.resize`) they have the memory-bound target, `out=` at least 50% of the copy
-bandwidth. FLOPs counted: one per window element of each output for the pools (a comparison or
-an addition), eight per output for the bilinear resize (four weights, multiply and add).
-Expected outputs: the reference (max pooling compared by its spec's rule: exact), or the
-FLOAT64 reference rounded with the spec's dot-product bound (average, linear). Peers:
-onnxruntime's MaxPool, AveragePool and Resize, torch's max_pool2d, avg_pool2d and interpolate
-when installed.
+targets: dmlspec adds nothing over the obvious jax.jit of `lax.reduce_window`) they have the
+memory-bound target, `out=` at least 50% of the copy bandwidth (resampling.py's resize too).
+FLOPs counted: one per window element of each output (a comparison or an addition). Expected
+outputs: the reference (max pooling compared by its spec's rule: exact), or the FLOAT64
+reference rounded with the spec's dot-product bound (average). Peers: onnxruntime's MaxPool and
+AveragePool, torch's max_pool2d and avg_pool2d when installed.
 """
 
 from __future__ import annotations
@@ -25,7 +20,6 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-import jax
 import numpy as np
 from jax import lax
 
@@ -43,17 +37,16 @@ from ..families import (
 from ..timing import Variant
 from ..variants import BenchCase
 
-__all__ = ["average_pool_case", "linear_resize_case", "max_pool_case"]
+__all__ = ["average_pool_case", "counted", "max_pool_case", "random_input"]
 
 POOLING = "pooling"
-RESAMPLING = "resampling"
 
 
-def _counted(variants: Sequence[Variant], flops: int) -> list[Variant]:
+def counted(variants: Sequence[Variant], flops: int) -> list[Variant]:
     return [dataclasses.replace(v, flops=flops) for v in variants]
 
 
-def _random(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+def random_input(seed: int, shape: tuple[int, ...]) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
@@ -72,7 +65,7 @@ def _padding() -> list[tuple[int, int]]:
 
 
 def max_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
-    x = _random(90, (1, n(channels), n(side), n(side)))
+    x = random_input(90, (1, n(channels), n(side), n(side)))
     fields = _window_fields(2)
     output_side = (x.shape[2] + 2 - 3) // 2 + 1
     output = np.zeros((1, x.shape[1], output_side, output_side), np.float32)
@@ -104,7 +97,7 @@ def max_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
         "large",
         "float32",
         f"3x3 max pool, stride 2, {tuple(x.shape)} -> {tuple(expected.shape)} float32",
-        _counted(variants, flops),
+        counted(variants, flops),
         expected,
         POOLING,
         tolerance,
@@ -112,7 +105,7 @@ def max_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
 
 
 def average_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
-    x = _random(91, (1, n(channels), n(side), n(side)))
+    x = random_input(91, (1, n(channels), n(side), n(side)))
     fields = {**_window_fields(1), "IncludePadding": True}
     output = np.zeros_like(x)
     operator = operator_json(
@@ -149,78 +142,8 @@ def average_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCas
         "large",
         "float32",
         f"3x3 average pool, stride 1, padding counted, {tuple(x.shape)} float32",
-        _counted(variants, flops),
+        counted(variants, flops),
         expected,
         POOLING,
         tolerance,
-    )
-
-
-def linear_resize_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
-    x = _random(92, (1, n(channels), n(side), n(side)))
-    shape = (1, x.shape[1], 2 * x.shape[2], 2 * x.shape[3])
-    fields: dict[str, Any] = {
-        "InterpolationMode": "DML_INTERPOLATION_MODE_LINEAR",
-        "DimensionCount": 4,
-        "Scales": [1.0, 1.0, 2.0, 2.0],
-        "InputPixelOffsets": [0.5, 0.5, 0.5, 0.5],
-        "OutputPixelOffsets": [-0.5, -0.5, -0.5, -0.5],
-    }
-    output = np.zeros(shape, np.float32)
-    operator = operator_json("RESAMPLE1", {"InputTensor": x, "OutputTensor": output}, **fields)
-    expected, tolerance = dot_product_expected(operator, {"InputTensor": x})
-    moved = x.nbytes + expected.nbytes
-    flops = expected.size * 8
-
-    def plain(v: Any) -> Any:
-        return jax.image.resize(v, shape, "linear", antialias=False)
-
-    def torch_calls(torch: Any) -> Any:
-        t = torch.from_numpy(x)
-        resize = torch.nn.functional.interpolate
-        return (lambda: resize(t, scale_factor=2, mode="bilinear", align_corners=False)), None
-
-    baseline = "jax.jit(jax.image.resize linear)"
-    desc = {"DataType": "FLOAT32", "Sizes": list(shape)}
-    node = (
-        "Resize",
-        ["x", "roi", "scales"],
-        {"mode": "linear", "coordinate_transformation_mode": "half_pixel"},
-    )
-    variants = [
-        *dmlspec_variants(
-            ops.resample1,
-            [x],
-            {"OutputTensor": desc, **fields},
-            expected,
-            moved,
-            (baseline, plain),
-        ),
-        plain_xla_on_numpy(baseline, plain, [x], moved),
-        *onnxruntime_variants(
-            node,
-            {"x": x},
-            expected,
-            moved,
-            constants={
-                "roi": np.zeros(0, np.float32),
-                "scales": np.array([1, 1, 2, 2], np.float32),
-            },
-        ),
-        *torch_variants("interpolate bilinear", torch_calls, moved),
-    ]
-    return BenchCase(
-        name,
-        "RESAMPLE1",
-        "large",
-        "float32",
-        f"bilinear 2x resize, half-pixel, {tuple(x.shape)} -> {shape} float32",
-        _counted(variants, flops),
-        expected,
-        RESAMPLING,
-        tolerance,
-        notes=[
-            "plain XLA's jax.image.resize computes its weights in FLOAT64 under x64, as every "
-            "jitted variant runs (the kernels' 64-bit results stay 64-bit)"
-        ],
     )
