@@ -220,7 +220,7 @@ def test_every_documented_example_runs_on_the_reference(tmp_path: Path) -> None:
     result = subprocess.run(
         [
             *(sys.executable, "-m", "pytest", str(suites), "--rootdir", str(suites), "-q"),
-            *("-p", "no:cacheprovider", "-p", "no:xdist", "--dml-backend=numpy"),
+            *("-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=", "--dml-backend=numpy"),
             *("-k", "test_documented_example", f"--junitxml={tmp_path / 'junit.xml'}"),
         ],
         capture_output=True,
