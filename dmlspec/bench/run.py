@@ -468,8 +468,8 @@ def _print_summary(cases: list[dict[str, Any]]) -> None:
         if "numpy in" not in ours:
             continue  # the seed cases: their own table above
         donated = {library: v for (library, mode, _), v in found.items() if mode == "in place"}
-        out = ours.get("jax out=")
-        compute = out is not None and "gflops" in out
+        out = ours.get("jax out=")  # none where the ops function has no out= (attention)
+        compute = any("gflops" in v for v in ours.values())
         plain_numpy = next(
             (v for (lib, _, n), v in found.items() if is_plain_xla_on_numpy(lib, n)),
             None,
@@ -485,9 +485,9 @@ def _print_summary(cases: list[dict[str, Any]]) -> None:
             f"{case['best_peer']} {_time(case['best_peer_seconds'])}" if case["best_peer"] else "-"
         )
         rates: tuple[str, ...]
-        if compute and out is not None:
+        if compute:
             header += ("out= GFLOP/s", "out= % peak")
-            rates = _rate_columns(out)
+            rates = _rate_columns(out) if out is not None else ("-", "-")
         else:
             header += ("out= % copy",)
             large = case["name"].endswith("_large")
