@@ -17,6 +17,7 @@ CPU code.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -144,6 +145,11 @@ def sized(size: str, n: Scale, large: tuple[int, int], small: tuple[int, int]) -
 
 def normal(seed: int, shape: tuple[int, ...]) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def with_flops(variants: Sequence[Variant], flops: int) -> list[Variant]:
+    """The variants of a case that counts FLOPs (read in GFLOP/s), each counting `flops`."""
+    return [dataclasses.replace(v, flops=flops) for v in variants]
 
 
 def _flat(inputs: Sequence[Any]) -> list[np.ndarray]:

@@ -36,8 +36,6 @@ installed.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -55,6 +53,7 @@ from ..families import (
     operator_json,
     plain_xla_on_numpy,
     torch_variants,
+    with_flops,
 )
 from ..peak import convolution_flops, gemm_flops
 from ..timing import Variant
@@ -64,10 +63,6 @@ __all__ = ["attention_case", "convolution_case", "gemm_case"]
 
 FAMILY = "convolution"
 HIGHEST = lax.Precision.HIGHEST
-
-
-def _counted(variants: Sequence[Variant], flops: int) -> list[Variant]:
-    return [dataclasses.replace(v, flops=flops) for v in variants]
 
 
 def _random(seed: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:
@@ -140,7 +135,7 @@ def convolution_case(
         "float32",
         f"{kind}{window}x{window} convolution, {tuple(x.shape)} -> {tuple(expected.shape)} "
         f"float32, GroupCount {groups}, {flops / 1e6:.1f} MFLOP",
-        _counted(variants, flops),
+        with_flops(variants, flops),
         expected,
         FAMILY,
         tolerance,
@@ -208,7 +203,7 @@ def gemm_case(name: str, n: Scale, side: int, dtype: str) -> BenchCase:
         "large",
         dtype,
         f"{side} x {side} x {side} {dtype}, {flops / 1e9:.2f} GFLOP",
-        _counted(variants, flops),
+        with_flops(variants, flops),
         expected,
         FAMILY,
         tolerance,
@@ -307,7 +302,7 @@ def attention_case(name: str, n: Scale, sequence: int, heads: int, head_size: in
         "float32",
         f"attention, {heads} heads of {head_size}, {sequence} tokens, float32, "
         f"{flops / 1e9:.2f} GFLOP",
-        _counted(variants, flops),
+        with_flops(variants, flops),
         expected,
         FAMILY,
         tolerance,

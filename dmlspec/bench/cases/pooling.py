@@ -16,8 +16,6 @@ AveragePool, torch's max_pool2d and avg_pool2d when installed.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,26 +26,19 @@ from ..families import (
     Scale,
     dmlspec_variants,
     dot_product_expected,
+    normal,
     onnxruntime_variants,
     operator_json,
     plain_xla_on_numpy,
     spec_tolerance,
     torch_variants,
+    with_flops,
 )
-from ..timing import Variant
 from ..variants import BenchCase
 
-__all__ = ["average_pool_case", "counted", "max_pool_case", "random_input"]
+__all__ = ["average_pool_case", "max_pool_case"]
 
 POOLING = "pooling"
-
-
-def counted(variants: Sequence[Variant], flops: int) -> list[Variant]:
-    return [dataclasses.replace(v, flops=flops) for v in variants]
-
-
-def random_input(seed: int, shape: tuple[int, ...]) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
 def _window_fields(stride: int) -> dict[str, Any]:
@@ -65,7 +56,7 @@ def _padding() -> list[tuple[int, int]]:
 
 
 def max_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
-    x = random_input(90, (1, n(channels), n(side), n(side)))
+    x = normal(90, (1, n(channels), n(side), n(side)))
     fields = _window_fields(2)
     output_side = (x.shape[2] + 2 - 3) // 2 + 1
     output = np.zeros((1, x.shape[1], output_side, output_side), np.float32)
@@ -97,7 +88,7 @@ def max_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
         "large",
         "float32",
         f"3x3 max pool, stride 2, {tuple(x.shape)} -> {tuple(expected.shape)} float32",
-        counted(variants, flops),
+        with_flops(variants, flops),
         expected,
         POOLING,
         tolerance,
@@ -105,7 +96,7 @@ def max_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
 
 
 def average_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
-    x = random_input(91, (1, n(channels), n(side), n(side)))
+    x = normal(91, (1, n(channels), n(side), n(side)))
     fields = {**_window_fields(1), "IncludePadding": True}
     output = np.zeros_like(x)
     operator = operator_json(
@@ -142,7 +133,7 @@ def average_pool_case(name: str, n: Scale, channels: int, side: int) -> BenchCas
         "large",
         "float32",
         f"3x3 average pool, stride 1, padding counted, {tuple(x.shape)} float32",
-        counted(variants, flops),
+        with_flops(variants, flops),
         expected,
         POOLING,
         tolerance,

@@ -21,13 +21,14 @@ from ..families import (
     Scale,
     dmlspec_variants,
     dot_product_expected,
+    normal,
     onnxruntime_variants,
     operator_json,
     plain_xla_on_numpy,
     torch_variants,
+    with_flops,
 )
 from ..variants import BenchCase
-from .pooling import counted, random_input
 
 __all__ = ["linear_resize_case"]
 
@@ -35,7 +36,7 @@ RESAMPLING = "resampling"
 
 
 def linear_resize_case(name: str, n: Scale, channels: int, side: int) -> BenchCase:
-    x = random_input(92, (1, n(channels), n(side), n(side)))
+    x = normal(92, (1, n(channels), n(side), n(side)))
     shape = (1, x.shape[1], 2 * x.shape[2], 2 * x.shape[3])
     fields: dict[str, Any] = {
         "InterpolationMode": "DML_INTERPOLATION_MODE_LINEAR",
@@ -93,7 +94,7 @@ def linear_resize_case(name: str, n: Scale, channels: int, side: int) -> BenchCa
         "large",
         "float32",
         f"bilinear 2x resize, half-pixel, {tuple(x.shape)} -> {shape} float32",
-        counted(variants, flops),
+        with_flops(variants, flops),
         expected,
         RESAMPLING,
         tolerance,
