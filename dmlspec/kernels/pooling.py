@@ -43,26 +43,34 @@ def _lowest(dtype: Any) -> Any:
     return -np.inf if jnp.issubdtype(kind, jnp.floating) else np.iinfo(kind).min
 
 
-def _window_sum(
+def _reduce_windows(
     x: Array,
+    initial: np.ndarray,
+    combine: Any,
     window_size: Window,
     strides: Window,
     dilations: Window,
     start_padding: Window,
     end_padding: Window,
 ) -> Array:
-    """The sum of each window, the padding adding zeros."""
+    """`combine` over each window of the trailing axes, the padding holding `initial` (a
+    constant, so that XLA sees the monoid: reduce_window_sum/max, differentiable)."""
     lead = (1,) * (x.ndim - len(window_size))
-    total: Array = lax.reduce_window(
+    reduced: Array = lax.reduce_window(
         x,
-        np.zeros((), x.dtype),  # a constant: the monoid reduce_window_sum (differentiable)
-        lax.add,
+        initial,
+        combine,
         lead + window_size,
         lead + strides,
         [(0, 0)] * len(lead) + list(zip(start_padding, end_padding, strict=True)),
         window_dilation=lead + dilations,
     )
-    return total
+    return reduced
+
+
+def _window_sum(x: Array, *window: Window) -> Array:
+    """The sum of each window, the padding adding zeros."""
+    return _reduce_windows(x, np.zeros((), x.dtype), lax.add, *window)
 
 
 def _average_pooling(
@@ -164,26 +172,9 @@ def _max_and_index(
     return value, index
 
 
-def _window_max(
-    x: Array,
-    window_size: Window,
-    strides: Window,
-    dilations: Window,
-    start_padding: Window,
-    end_padding: Window,
-) -> Array:
+def _window_max(x: Array, *window: Window) -> Array:
     """Each window's maximum, the padding at the type's lowest value (it never wins)."""
-    lead = (1,) * (x.ndim - len(window_size))
-    largest: Array = lax.reduce_window(
-        x,
-        np.asarray(_lowest(x.dtype), x.dtype),  # a constant: the monoid reduce_window_max
-        lax.max,
-        lead + window_size,
-        lead + strides,
-        [(0, 0)] * len(lead) + list(zip(start_padding, end_padding, strict=True)),
-        window_dilation=lead + dilations,
-    )
-    return largest
+    return _reduce_windows(x, np.asarray(_lowest(x.dtype), x.dtype), lax.max, *window)
 
 
 def _max_pooling(
