@@ -190,12 +190,13 @@ def _rule_entry(rule: Any, env: Any, any_nan: bool) -> dict[str, Any]:
 @dataclass(frozen=True)
 class _DotProductVectors:
     """A dot-product output's files: each element's allowed distance from the FLOAT64
-    reference, where the order of the sum decides an overflow, and the error statistics'
+    reference, where any value is correct (an overflow the order of the sum decides; with a
+    FusedActivation, where the conformance check accepts anything or NaN), and the statistics'
     inputs (None where a FusedActivation follows the sum: its slope changes the error's units,
     and the conformance check takes no statistics there either)."""
 
     tolerance: np.ndarray
-    overflow: np.ndarray
+    any_value: np.ndarray  # where any result is correct
     statistics: dict[str, Any] | None
     reference: np.ndarray
     bound: np.ndarray
@@ -217,7 +218,7 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
     allowed = allowed_error(value, bound, terms, output_type, accumulation)
     largest = float(np.finfo(numpy_dtype(output_type)).max)
     with np.errstate(all="ignore"):
-        overflow = ~(np.maximum(bound, intermediate) * (1 + 2.0**-10) <= largest)
+        any_value = ~(np.maximum(bound, intermediate) * (1 + 2.0**-10) <= largest)  # overflows
     statistics = None
     if case.operator["desc"].get("FusedActivation"):
         dtype = numpy_dtype(output_type)
@@ -227,8 +228,8 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
                 np.maximum(interval.high - interval.middle, interval.middle - interval.low)
                 + interval.slack
             )
-        overflow = overflow | interval.anything | interval.may_be_nan | np.isnan(allowed)
-        allowed = np.where(overflow, 0.0, allowed)
+        any_value |= interval.anything | interval.may_be_nan | np.isnan(allowed)
+        allowed = np.where(any_value, 0.0, allowed)
     elif rule.error_statistics:  # the spec may turn them off (RESAMPLE's repeated edges)
         statistics = {
             "terms": terms,
@@ -237,7 +238,7 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
         }
     return _DotProductVectors(
         np.asarray(allowed, np.float64),
-        overflow,
+        any_value,
         statistics,
         np.asarray(value, np.float64),
         np.abs(np.asarray(bound, np.float64)),
@@ -424,7 +425,7 @@ def export(
                 output_entry["alternatives"] = sorted(flushed)
             if rule.rule == "dot_product":
                 model = _dot_product_vectors(rule, env, packed_case, field)
-                overflow = model.overflow
+                any_value = model.any_value
                 files[f"tolerance_{stem}.npy"] = _npy(model.tolerance)
                 output_entry["tolerance"] = f"tolerance_{stem}.npy"
                 if model.statistics is not None:
@@ -435,8 +436,8 @@ def export(
                         "bound": f"bound_{stem}.npy",
                         **model.statistics,
                     }
-                if overflow.any():  # the order of the sum decides whether it overflows
-                    undefined = overflow if undefined is None else undefined | overflow
+                if any_value.any():  # an overflow the order decides, a fused activation's
+                    undefined = any_value if undefined is None else undefined | any_value
                     allowed.setdefault(name, "any")
             elif rule.terms is not None and rule.max_ulps is not None:
                 # The accumulated-rounding bound, per element; where it reaches past the type's
