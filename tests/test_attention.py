@@ -18,6 +18,7 @@ import pytest
 from dmlspec import ops, reference
 from dmlspec.conformance.cases import Case, draw_case
 from dmlspec.conformance.check import CaseFailure, run_case
+from dmlspec.conformance.mutate import needed_present
 from dmlspec.reference.fields import catalog
 from dmlspec.validation import validate_operator
 
@@ -366,3 +367,11 @@ def test_the_ops_function_leaves_out_the_present_outputs_not_asked_for() -> None
     np.testing.assert_allclose(np.asarray(output), [[[1.5, 2.5]]], rtol=1e-6)
     assert present_key is None
     np.testing.assert_array_equal(np.asarray(present_value), VALUES.reshape(1, 1, 2, 2))
+
+
+def test_breaking_a_rule_of_one_stacked_form_needs_that_form_given() -> None:
+    """The negative tests' search skips bases without the tensor such a rule asks about (no
+    single change adds one); a rule without that guard needs nothing given."""
+    spec = catalog().operator("MULTIHEAD_ATTENTION")
+    assert needed_present(spec, "MULTIHEAD_ATTENTION.C13") == ("StackedKeyValueTensor",)
+    assert needed_present(spec, "MULTIHEAD_ATTENTION.C6") == ()

@@ -142,7 +142,7 @@ def draw_inputs(
     """Input data: index tensors within the bounds the spec's requires constraints state (negative
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
     a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`)."""
-    from ..validation import check_requires
+    from ..validation import requires_hold
 
     bounds = _index_bounds(catalog, spec, operator)
     desc = operator["desc"]
@@ -171,6 +171,6 @@ def draw_inputs(
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
         if "ROITensor" in inputs and "InputTensor" in desc:
             inputs["ROITensor"] = _roi_boxes(desc, inputs["ROITensor"], rng)
-        if not unique_targets or check_requires(operator, inputs).satisfied:
+        if not unique_targets or requires_hold(operator, inputs):
             return inputs
     return inputs
