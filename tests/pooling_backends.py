@@ -10,7 +10,6 @@ import numpy as np
 
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
-from dmlspec.backends.onnxruntime import OnnxRuntimeBackend
 from dmlspec.reference.fields import Fields, catalog
 from dmlspec.reference.layout import is_strided
 from dmlspec.reference.pooling import _taps
@@ -143,10 +142,3 @@ class WrappedQuantizedPool(NumpyBackend):
         wide = reference.run({**operator, "desc": desc}, inputs)["OutputTensor"]
         outputs["OutputTensor"] = wide.astype(outputs["OutputTensor"].dtype)
         return outputs
-
-
-class OnnxRuntimeAt64(OnnxRuntimeBackend):
-    """onnxruntime claiming DML_FEATURE_LEVEL_6_4, for the operators it runs above its own
-    level (AVERAGE_POOLING1 and LP_POOLING1, introduced at 6_2)."""
-
-    feature_level = "6_4"

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from dmlspec import ops, reference
+from dmlspec.backends import load_backend
 from dmlspec.conformance.cases import Case, draw_case
 from dmlspec.conformance.check import CaseFailure, run_case
 from dmlspec.conformance.mutate import needed_present
@@ -23,7 +24,6 @@ from dmlspec.reference.fields import catalog
 from dmlspec.validation import validate_operator
 
 from .attention_backends import ForgottenMask, ForgottenScale
-from .convolution_backends import OnnxRuntimeAt64
 from .test_conformance import conformance
 
 MASK = "DML_MULTIHEAD_ATTENTION_MASK_TYPE_"
@@ -49,7 +49,7 @@ def _both(operator: dict[str, Any], inputs: dict[str, np.ndarray]) -> list[dict[
     """The NumPy reference's, the JAX kernel's and (where installed) onnxruntime's outputs."""
     outputs = [reference.run(operator, inputs), ops.run(operator, inputs)]
     if importlib.util.find_spec("onnxruntime") is not None:
-        outputs.append(OnnxRuntimeAt64().run(operator, inputs))
+        outputs.append(load_backend("onnxruntime").run(operator, inputs))
     return outputs
 
 
@@ -324,7 +324,7 @@ def test_the_bound_covers_a_flushed_weight_and_stays_tight() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "numpy", "tests.convolution_backends:OnnxRuntimeAt64"])
+@pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_attention_suite_passes(backend: str, tmp_path: Path) -> None:
     if "OnnxRuntime" in backend:
         pytest.importorskip("onnxruntime")

@@ -453,7 +453,7 @@ def test_a_broken_backend_fails_drawn_cases(backend: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "numpy", "tests.pooling_backends:OnnxRuntimeAt64"])
+@pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_pooling_suites_pass(backend: str, tmp_path: Path) -> None:
     if "OnnxRuntime" in backend:
         pytest.importorskip("onnxruntime")
@@ -593,7 +593,7 @@ def test_quantized_average_pooling_on_onnxruntime() -> None:
     # AveragePool and QuantizeLinear. An InputScale / OutputScale beyond FLOAT32 (where
     # QLinearAveragePool gave 0) runs the latter too and saturates.
     pytest.importorskip("onnxruntime")
-    backend = load_backend("tests.pooling_backends:OnnxRuntimeAt64")
+    backend = load_backend("onnxruntime")
     operator = _quantized_pool()
     inputs = _quantized_inputs(Q)
     want = reference.run(operator, inputs)["OutputTensor"]
