@@ -21,15 +21,11 @@ import jax
 import jax.numpy as jnp
 
 from .indexing import member
-from .pooling import _window_sum
+from .pooling import _accumulation, _window_sum
 
 __all__ = ["FUNCTIONS", "divisive_normalization"]
 
 Array = jax.Array
-
-
-def _accumulation(dtype: Any) -> Any:
-    return jnp.float64 if jnp.dtype(dtype) == jnp.float64 else jnp.float32
 
 
 def _region_sums(squares: Array, cross_channel: bool, local_size: int) -> Array:
@@ -52,7 +48,7 @@ def _region_sums(squares: Array, cross_channel: bool, local_size: int) -> Array:
 
 
 def _lrn_wide(
-    x: Array, cross_channel: bool, local_size: int, alpha: float, beta: float, bias: float
+    x: Array, *, cross_channel: bool, local_size: int, alpha: float, beta: float, bias: float
 ) -> Array:
     wide = x.dtype
     total = _region_sums(x * x, cross_channel, local_size)
@@ -61,40 +57,18 @@ def _lrn_wide(
     return x * jnp.power(divisor, jnp.asarray(-beta, wide))
 
 
-def _local_response_normalization(
-    x: Array,
-    *,
-    cross_channel: bool,
-    local_size: int,
-    alpha: float,
-    beta: float,
-    bias: float,
-    output_type: str,
-) -> Array:
-    wide = _accumulation(x.dtype)
-    result = _lrn_wide(x.astype(wide), cross_channel, local_size, alpha, beta, bias)
-    return result.astype(output_type)
+def _local_response_normalization(x: Array, *, output_type: str, **fields: Any) -> Array:
+    """`fields`: CrossChannel, LocalSize, Alpha, Beta and Bias (`_lrn_wide`'s)."""
+    return _lrn_wide(x.astype(_accumulation(x.dtype)), **fields).astype(output_type)
 
 
 def _local_response_normalization_grad(
-    x: Array,
-    gradient: Array,
-    *,
-    cross_channel: bool,
-    local_size: int,
-    alpha: float,
-    beta: float,
-    bias: float,
-    output_type: str,
+    x: Array, gradient: Array, *, output_type: str, **fields: Any
 ) -> Array:
     """The page's definition: the forward operator's gradient at x, applied to the incoming
     gradient (jax.vjp)."""
     wide = _accumulation(x.dtype)
-
-    def forward(data: Array) -> Array:
-        return _lrn_wide(data, cross_channel, local_size, alpha, beta, bias)
-
-    _, pullback = jax.vjp(forward, x.astype(wide))
+    _, pullback = jax.vjp(lambda data: _lrn_wide(data, **fields), x.astype(wide))
     (result,) = pullback(gradient.astype(wide))
     return jnp.asarray(result).astype(output_type)
 

@@ -13,7 +13,8 @@ the spec's other readings of Epsilon (max(norm, Epsilon); sqrt(sum x^2 + Epsilon
 dot-product accuracy model judges a result by; the bounds are the spec's derivations (the
 comparison rules' notes): LRN |y| (|Beta| c + 1) with c = (|Bias| + |Alpha / LocalSize| S) / |D|
 (D's condition number), the gradient the same per term, LP (n + 3) |y| plus the readings'
-spread over u(FLOAT32).
+spread over u(FLOAT32); each with what underflow below FLOAT32's normal range adds (tiny / u
+over the magnitude of each partial result, `_underflow`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ Exact = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 # u(FLOAT32): the readings' spread in the units the LP bound is multiplied by.
 _UNIT = 2.0**-24
+# FLOAT32's smallest normal over its u (2^-126 / 2^-24): an underflowing operation's error in
+# units of u (the optimizer's reference uses it too).
+_TINY_OVER_U = 2.0**-102
 
 
 def _shifted(data: np.ndarray, axes: tuple[int, ...], offsets: tuple[int, ...]) -> np.ndarray:
@@ -81,13 +85,34 @@ def _lrn_terms(f: Fields, x: np.ndarray) -> dict[str, np.ndarray]:
     bias = f.float32("Bias")
     total = _region_sum(f, x * x)
     divisor = bias + scale * total
-    condition = (abs(bias) + abs(scale) * total) / np.abs(divisor)
+    # D's absolute error in units of u: (n + 3) (|Bias| + |k| S), and where squares, the
+    # product or the sum leave FLOAT32's normal range, (n |k| + 2) tiny / u more.
+    count = _region_sum(f, np.ones_like(x))
+    floor = (count * abs(scale) + 2) * _TINY_OVER_U / (count + 3)
+    condition = (abs(bias) + abs(scale) * total + floor) / np.abs(divisor)
     return {"S": total, "D": divisor, "c": condition, "k": np.asarray(scale)}
+
+
+def _ratio(top: Any, bottom: Any) -> np.ndarray:
+    """top / bottom, 0 where top is 0."""
+    top, bottom = np.broadcast_arrays(np.asarray(top, np.float64), np.asarray(bottom, np.float64))
+    ratio: np.ndarray = np.where(top == 0, 0.0, top / np.where(top == 0, 1.0, bottom))
+    return ratio
 
 
 def _largest(*arrays: np.ndarray) -> np.ndarray:
     largest: np.ndarray = np.maximum.reduce([np.abs(a) for a in arrays])
     return largest
+
+
+def _underflow(term: np.ndarray, *partials: np.ndarray) -> np.ndarray:
+    """A term's error, in units of u, from partial results of it (powers, partial products)
+    below FLOAT32's normal range, in any order: tiny / u over each partial's magnitude, scaled
+    by the term (0 where the term is 0)."""
+    total = np.zeros(np.shape(term))
+    for partial in partials:
+        total = total + _ratio(np.abs(term) * _TINY_OVER_U, np.abs(partial))
+    return total
 
 
 def _lrn_exact(f: Fields, x: Inputs) -> Exact:
@@ -96,7 +121,7 @@ def _lrn_exact(f: Fields, x: Inputs) -> Exact:
     t = _lrn_terms(f, data)
     power = t["D"] ** -beta
     value = data * power
-    bound = np.abs(value) * (abs(beta) * t["c"] + 1)
+    bound = np.abs(value) * (abs(beta) * t["c"] + 1) + _underflow(value, power)
     largest = _largest(t["S"], t["k"] * t["S"], t["D"], power, 1 / power)
     return {"OutputTensor": (value, bound, largest)}
 
@@ -106,19 +131,27 @@ def _lrn_grad_exact(f: Fields, x: Inputs) -> Exact:
     gradient = np.asarray(x["InputGradientTensor"]).astype(np.float64)
     beta = f.float32("Beta")
     t = _lrn_terms(f, data)
-    own = gradient * t["D"] ** -beta
-    spread = gradient * data * t["D"] ** (-beta - 1)
-    spread_bound = np.abs(spread) * (abs(beta + 1) * t["c"] + 1)
-    factor = 2 * beta * t["k"]
-    value = own - factor * data * _region_sum(f, spread, reverse=True)
-    bound = np.abs(own) * (abs(beta) * t["c"] + 1) + np.abs(factor * data) * _region_sum(
-        f, spread_bound, reverse=True
-    )
-    # The largest intermediate: the powers, and the products each region sums in any order.
     power, steeper = t["D"] ** -beta, t["D"] ** (-beta - 1)
-    products = np.abs(gradient * data) + np.abs(gradient * steeper) + np.abs(data * steeper)
-    held = _region_sum(f, products + np.abs(spread), reverse=True)
-    largest = _largest(t["S"], t["D"], power, 1 / power, own, held, data * held, factor * held)
+    own = gradient * power
+    spread = gradient * data * steeper
+    partials = (steeper, gradient * data, gradient * steeper, data * steeper)
+    spread_bound = np.abs(spread) * (abs(beta + 1) * t["c"] + 1) + _underflow(spread, *partials)
+    factor = 2 * beta * t["k"]
+    held = _region_sum(f, spread, reverse=True)
+    value = own - factor * data * held
+    bound = (
+        np.abs(own) * (abs(beta) * t["c"] + 1)
+        + _underflow(own, power)
+        + np.abs(factor * data) * _region_sum(f, spread_bound, reverse=True)
+        + _underflow(factor * data * held, factor * held, data * held)
+    )
+    # The largest intermediate: each element's own (S, D, the powers, the products) and those
+    # of the elements whose regions hold it, which its sum reads.
+    own_largest = _largest(
+        t["S"], t["D"], power, 1 / power, steeper, 1 / steeper, gradient * data, spread
+    )
+    reach = _region_sum(f, own_largest + np.abs(gradient * steeper), reverse=True)
+    largest = _largest(own, reach, data * reach, factor * reach)
     return {"OutputGradientTensor": (value, bound, largest)}
 
 
@@ -134,7 +167,12 @@ def _lp_exact(f: Fields, x: Inputs) -> Exact:
     if p == 2:
         readings.append(data / np.sqrt(total + epsilon))
     spread = np.maximum.reduce([np.abs(r - value) for r in readings])
-    bound = (data.shape[axis] + 3) * np.abs(value) + spread / _UNIT
+    count = data.shape[axis]
+    relative = np.full(total.shape, float(count + 3))
+    if p == 2:  # squares below FLOAT32's normal range: the sum's error n tiny, halved by the root
+        underflow = _ratio(count * _TINY_OVER_U, 2 * total) * _ratio(norm, norm + epsilon)
+        relative = relative + underflow
+    bound = relative * np.abs(value) + spread / _UNIT
     return {"OutputTensor": (value, bound, np.broadcast_to(total, data.shape))}
 
 

@@ -15,18 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from .divisive_normalization import _TINY_OVER_U, _ratio
 from .fields import Fields, Inputs, Operator, Outputs
 from .tensors import WriteLog
 
 __all__ = ["EXACT", "OPTIMIZER"]
 
 Exact = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
-
-
-def _ratio(top: Any, bottom: Any) -> Any:
-    """top / bottom, 0 where top is 0 (a term that contributes no error)."""
-    top, bottom = np.asarray(top, np.float64), np.asarray(bottom, np.float64)
-    return np.where(top == 0, 0.0, top / np.where(top == 0, 1.0, bottom))
 
 
 def _one_minus_power(beta: float, step: float) -> tuple[float, float, float]:
@@ -60,11 +55,14 @@ def _adam_exact(f: Fields, x: Inputs) -> Exact:
     divisor = root + epsilon
     update = rate * alpha * first / divisor
     result = params - update
-    # The update's relative error in units of u; the first moment's as an absolute error.
-    root_error = 2 * _ratio(second_bound, second) + 1
+    # The update's relative error in units of u; the first moment's as an absolute error. A
+    # moment's error is at most KS * max(bound * u, tiny) (its rule): below FLOAT32's normal
+    # range the floor, tiny / u, stands in for its bound.
+    first_floor = np.maximum(first_bound, _TINY_OVER_U)
+    root_error = 2 * _ratio(np.maximum(second_bound, _TINY_OVER_U), second) + 1
     divisor_error = _ratio(root_error * root, np.abs(divisor)) + 1
     alpha_error = error2 / 2 + 1 + error1 + 1
-    update_error = np.abs(update) * (alpha_error + divisor_error + 3) + 3 * first_bound * np.abs(
+    update_error = np.abs(update) * (alpha_error + divisor_error + 3) + 3 * first_floor * np.abs(
         rate * alpha / divisor
     )
     bound = np.abs(result) + update_error

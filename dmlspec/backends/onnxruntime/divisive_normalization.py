@@ -3,14 +3,17 @@ DirectML accumulates): LOCAL_RESPONSE_NORMALIZATION as LRN, LP_NORMALIZATION as
 LpNormalization, LOCAL_RESPONSE_NORMALIZATION_GRAD from the gradient's formula.
 
 Divergences, each handled here:
-- ONNX's LRN sums across channels only, and onnxruntime's refuses an even size ("size_ % 2 ==
-  1") and an Alpha not above 0 ("alpha_ > 0.0f"), and allocates its padding for the whole
-  size (gigabytes for LocalSize near 2^32): CrossChannel FALSE, even sizes, such an Alpha and a
-  size beyond twice the channels sum the squares by a Conv of ones over the region
-  (channels, or height by width, of a one-channel view: the region clipped to the tensor as
-  the Conv's zero padding) and apply the page's formula with Pow. The gradient, which ONNX
-  lacks outside onnxruntime's training operators, is its formula on the same sums, the regions
-  holding each element summed by the same Conv with the padding mirrored.
+- onnxruntime's LRN (Caffe2's) keeps a running sum across the channels, adding the square that
+  enters the region and subtracting the one that leaves it: rounding of squares that left
+  stays in the sum (2e-5 relative errors with Bias 0) and a NaN or infinity that passed
+  poisons every channel after it (both found by the suite); it also refuses an even size, an
+  Alpha or Beta not above 0, and allocates its padding for the whole size. So LRN runs only
+  on a single channel (no running update), odd sizes, Alpha and Beta above 0; everything else
+  sums the squares by a Conv of ones over the region (channels, or height by width, of a
+  one-channel view: the region clipped to the tensor as the Conv's zero padding) and applies
+  the page's formula with Pow. The gradient, which ONNX lacks outside onnxruntime's training
+  operators, is its formula on the same sums, the regions holding each element summed by the
+  same Conv with the padding mirrored.
 - ONNX's LpNormalization has no epsilon (it divides by the norm alone, the spec's
   max(norm, Epsilon) reading where the norm is at least Epsilon): where the norm (ReduceL1 or
   ReduceL2) is below Epsilon the graph divides by Epsilon instead.
@@ -76,19 +79,19 @@ def _local_response_normalization(c: Call) -> dict[str, str]:
     g = c.g
     x = _input(c, "InputTensor")
     size = int(c.desc["LocalSize"])
-    alpha = float(np.float32(c.desc["Alpha"]))
-    channels = c.sizes("InputTensor")[1]
-    if c.flag("CrossChannel") and size % 2 == 1 and alpha > 0 and size <= 2 * channels + 1:
+    alpha, beta = float(np.float32(c.desc["Alpha"])), float(np.float32(c.desc["Beta"]))
+    single = c.sizes("InputTensor")[1] == 1
+    if c.flag("CrossChannel") and single and size % 2 == 1 and size <= 3 and alpha > 0 < beta:
         lrn = g.op(
             "LRN",
             x,
             size=size,
             alpha=alpha,
-            beta=float(np.float32(c.desc["Beta"])),
+            beta=beta,
             bias=float(np.float32(c.desc["Bias"])),
         )
         return {"OutputTensor": lrn}
-    power = g.op("Pow", _divisor(c, x), _scalar(c, -float(np.float32(c.desc["Beta"]))))
+    power = g.op("Pow", _divisor(c, x), _scalar(c, -beta))
     return {"OutputTensor": g.op("Mul", x, power)}
 
 
