@@ -132,6 +132,15 @@ def _roi_boxes(desc: Mapping[str, Any], boxes: np.ndarray, rng: random.Random) -
     return flat.reshape(boxes.shape).astype(boxes.dtype)
 
 
+def _training_steps(steps: np.ndarray, rng: random.Random) -> np.ndarray:
+    """A TrainingStepTensor's value (ADAM_OPTIMIZER): mostly a whole step count of at least 1
+    (its R1), now and then the drawn edge value."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    if generator.random() < 0.15:
+        return steps
+    return np.full(steps.shape, generator.choice([1, 2, 3, 10, 100, 1000]), steps.dtype)
+
+
 def draw_inputs(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -141,7 +150,8 @@ def draw_inputs(
 ) -> dict[str, Any]:
     """Input data: index tensors within the bounds the spec's requires constraints state (negative
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
-    a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`)."""
+    a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`); a TrainingStepTensor mostly
+    a whole step count (`_training_steps`)."""
     from ..validation import requires_hold
 
     bounds = _index_bounds(catalog, spec, operator)
@@ -171,6 +181,8 @@ def draw_inputs(
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
         if "ROITensor" in inputs and "InputTensor" in desc:
             inputs["ROITensor"] = _roi_boxes(desc, inputs["ROITensor"], rng)
+        if "TrainingStepTensor" in inputs:
+            inputs["TrainingStepTensor"] = _training_steps(inputs["TrainingStepTensor"], rng)
         if not unique_targets or requires_hold(operator, inputs):
             return inputs
     return inputs

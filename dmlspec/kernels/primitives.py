@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from .convolution import convolution
 from .data_movement import data_movement
+from .divisive_normalization import divisive_normalization
 from .element_wise import element_wise
 from .generator import generator
+from .optimizer import optimizer
 from .pooling import pooling
 from .reduction import reduction
 from .resampling import resampling
@@ -30,8 +32,10 @@ from .scatter import scatter
 __all__ = [
     "convolution",
     "data_movement",
+    "divisive_normalization",
     "element_wise",
     "generator",
+    "optimizer",
     "pooling",
     "reduction",
     "resampling",

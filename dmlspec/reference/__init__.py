@@ -13,7 +13,9 @@ NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (G
 `run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model), `pooling`
 (the average, max and Lp poolings; `run_exact` too for the average and Lp ones),
 `resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too) and `roi`
-(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too). Which
+(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too),
+`divisive_normalization` (LOCAL_RESPONSE_NORMALIZATION and its gradient, LP_NORMALIZATION) and
+`optimizer` (ADAM_OPTIMIZER), both with `run_exact`. Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -39,10 +41,14 @@ from ..errors import Unsupported
 from .convolution import CONVOLUTION
 from .convolution import EXACT as CONVOLUTION_EXACT
 from .data_movement import DATA_MOVEMENT
+from .divisive_normalization import DIVISIVE_NORMALIZATION
+from .divisive_normalization import EXACT as DIVISIVE_NORMALIZATION_EXACT
 from .element_wise import ELEMENT_WISE_OPERATORS, FIELD_OPERATORS, element_wise
 from .fields import Fields, catalog
 from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
+from .optimizer import EXACT as OPTIMIZER_EXACT
+from .optimizer import OPTIMIZER
 from .pooling import EXACT as POOLING_EXACT
 from .pooling import POOLING
 from .reduction import REDUCTIONS
@@ -67,8 +73,10 @@ _ALIASES = {"SCATTER": "SCATTER_ELEMENTS"}
 _FAMILIES = {
     **CONVOLUTION,
     **DATA_MOVEMENT,
+    **DIVISIVE_NORMALIZATION,
     **FIELD_OPERATORS,
     **GENERATORS,
+    **OPTIMIZER,
     **POOLING,
     **REDUCTIONS,
     **RESAMPLING,
@@ -76,7 +84,14 @@ _FAMILIES = {
     **SCATTER,
 }
 # The operators `run_exact` computes: their FLOAT64 results for the dot-product accuracy model.
-EXACT = {**CONVOLUTION_EXACT, **POOLING_EXACT, **RESAMPLING_EXACT, **ROI_EXACT}
+EXACT = {
+    **CONVOLUTION_EXACT,
+    **DIVISIVE_NORMALIZATION_EXACT,
+    **OPTIMIZER_EXACT,
+    **POOLING_EXACT,
+    **RESAMPLING_EXACT,
+    **ROI_EXACT,
+}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 

@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -114,6 +115,24 @@ def _c5(d: View) -> bool:
 def _c6(d: View) -> bool:
     """ADAM_OPTIMIZER.C6: Beta2 must be between 0.0 and 1.0."""
     return bool(0.0 <= d.Beta2 <= 1.0)
+
+
+def _r1(d: View) -> bool:
+    """ADAM_OPTIMIZER.R1: TrainingStepTensor's value must be a whole number of at least 1."""
+    return bool(
+        fn.all(
+            fn.both(
+                fn.whole(d.TrainingStepTensor.Values),
+                fn.at_least(d.TrainingStepTensor.Values, 1),
+            ),
+        )
+    )
+
+
+def _r2(d: View) -> bool:
+    """ADAM_OPTIMIZER.R2: Beta1 must be less than 1.0 (the bias correction divides by 1 - Beta1^T).
+    """
+    return bool(d.Beta1 < 1.0)
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -224,7 +243,45 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "ADAM_OPTIMIZER.R1",
+        _r1,
+        "TrainingStepTensor's value must be a whole number of at least 1",
+        "/TrainingStepTensor/Values",
+        depends_on=("ADAM_OPTIMIZER.C4",),
+        operands=(
+            (
+                "both(whole(TrainingStepTensor.Values), at_least(TrainingStepTensor.Values, 1))",
+                lambda d: (
+                    fn.both(
+                        fn.whole(d.TrainingStepTensor.Values),
+                        fn.at_least(d.TrainingStepTensor.Values, 1),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputParametersTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "ADAM_OPTIMIZER.R2",
+        _r2,
+        "Beta1 must be less than 1.0 (the bias correction divides by 1 - Beta1^T)",
+        "/Beta1",
+        operands=(
+            ("Beta1", lambda d: d.Beta1),
+        ),
+        undefined=Undefined(
+            "OutputParametersTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -291,7 +348,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ADAM_OPTIMIZER.R1, ADAM_OPTIMIZER.R2) of a valid desc against
+    input arrays keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

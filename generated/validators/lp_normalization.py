@@ -23,6 +23,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -51,6 +52,23 @@ def _c2(d: View) -> bool:
 def _c3(d: View) -> bool:
     """LP_NORMALIZATION.C3: InputTensor, OutputTensor must have the same Sizes."""
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
+
+
+def _c4(d: View) -> bool:
+    """LP_NORMALIZATION.C4: Axis must be in [0, InputTensor.DimensionCount)."""
+    return bool(0 <= d.Axis < d.InputTensor.DimensionCount)
+
+
+def _c5(d: View) -> bool:
+    """LP_NORMALIZATION.C5: P must be in [1, 2]."""
+    return bool(1 <= d.P <= 2)
+
+
+def _r1(d: View) -> bool:
+    """LP_NORMALIZATION.R1: Epsilon must not be negative (a negative epsilon can make the divisor
+    zero).
+    """
+    return bool(d.Epsilon >= 0)
 
 
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
@@ -87,9 +105,43 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
         ),
     ),
+    Rule(
+        "LP_NORMALIZATION.C4",
+        _c4,
+        "Axis must be in [0, InputTensor.DimensionCount)",
+        "/Axis",
+        operands=(
+            ("Axis", lambda d: d.Axis),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "LP_NORMALIZATION.C5",
+        _c5,
+        "P must be in [1, 2]",
+        "/P",
+        operands=(
+            ("P", lambda d: d.P),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "LP_NORMALIZATION.R1",
+        _r1,
+        "Epsilon must not be negative (a negative epsilon can make the divisor zero)",
+        "/Epsilon",
+        operands=(
+            ("Epsilon", lambda d: d.Epsilon),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -136,7 +188,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a LP_NORMALIZATION operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 5
     LP_NORMALIZATION error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -145,7 +197,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (LP_NORMALIZATION.R1) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -2,8 +2,8 @@
 execution provider (provider.py; the CPU's by default). One module per family, named as in
 dmlspec.kernels and dmlspec.reference: element_wise.py, data_movement.py, generator.py,
 reduction.py (with TOP_K, the scans and NONZERO_COORDINATES), scatter.py, convolution.py,
-pooling.py, resampling.py and roi.py; the graph builder they share in graph.py, single-node
-sessions in node.py.
+pooling.py, resampling.py, roi.py, divisive_normalization.py and optimizer.py; the graph
+builder they share in graph.py, single-node sessions in node.py.
 
 Outputs are every output tensor field the operator's spec names and the desc gives (tensor
 arrays as lists).
@@ -24,8 +24,10 @@ from ...errors import Unsupported
 from . import (
     convolution,
     data_movement,
+    divisive_normalization,
     element_wise,
     generator,
+    optimizer,
     pooling,
     reduction,
     resampling,
@@ -106,7 +108,9 @@ class OnnxRuntimeBackend:
         for family in (
             convolution,
             data_movement,
+            divisive_normalization,
             generator,
+            optimizer,
             pooling,
             reduction,
             resampling,
