@@ -30,10 +30,17 @@ __all__ = [
     "checks_bias",
     "dot_product_problems",
     "fused_interval",
+    "fused_on",
     "signed_data",
 ]
 
 ACTIVATION_ULPS = 4
+
+
+def fused_on(operator: Mapping[str, Any], name: str) -> Any:
+    """The FusedActivation that output `name` passes through: the operator's on its
+    OutputTensor (BATCH_NORMALIZATION_TRAINING's mean and variance outputs take none)."""
+    return operator["desc"].get("FusedActivation") if name == "OutputTensor" else None
 
 
 def signed_data(inputs: Mapping[str, Any]) -> bool:
@@ -148,7 +155,7 @@ def dot_product_problems(
     terms = float(rule.terms.evaluate(env))
     output_type = got.dtype.name.upper()
     accumulation = accumulation_type(output_type, execution_flags(backend))
-    activation = case.operator["desc"].get("FusedActivation")
+    activation = fused_on(case.operator, name)
     if not activation:
         result = check_dot_product(
             value,

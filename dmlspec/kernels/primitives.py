@@ -21,6 +21,7 @@ from .convolution import convolution
 from .data_movement import data_movement
 from .element_wise import element_wise
 from .generator import generator
+from .normalization import normalization
 from .pooling import pooling
 from .reduction import reduction
 from .resampling import resampling
@@ -32,6 +33,7 @@ __all__ = [
     "data_movement",
     "element_wise",
     "generator",
+    "normalization",
     "pooling",
     "reduction",
     "resampling",

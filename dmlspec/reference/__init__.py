@@ -12,7 +12,9 @@ matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
 NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (GEMM so far;
 `run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model), `pooling`
 (the average, max and Lp poolings; `run_exact` too for the average and Lp ones),
-`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too) and `roi`
+`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too), `normalization`
+(MEAN_VARIANCE_NORMALIZATION(1, 2), BATCH_NORMALIZATION and its training and gradient forms;
+`run_exact` for all, their bounds from dmlspec.normalization) and `roi`
 (ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
@@ -43,6 +45,8 @@ from .element_wise import ELEMENT_WISE_OPERATORS, FIELD_OPERATORS, element_wise
 from .fields import Fields, catalog
 from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
+from .normalization import EXACT as NORMALIZATION_EXACT
+from .normalization import NORMALIZATION
 from .pooling import EXACT as POOLING_EXACT
 from .pooling import POOLING
 from .reduction import REDUCTIONS
@@ -69,6 +73,7 @@ _FAMILIES = {
     **DATA_MOVEMENT,
     **FIELD_OPERATORS,
     **GENERATORS,
+    **NORMALIZATION,
     **POOLING,
     **REDUCTIONS,
     **RESAMPLING,
@@ -76,7 +81,13 @@ _FAMILIES = {
     **SCATTER,
 }
 # The operators `run_exact` computes: their FLOAT64 results for the dot-product accuracy model.
-EXACT = {**CONVOLUTION_EXACT, **POOLING_EXACT, **RESAMPLING_EXACT, **ROI_EXACT}
+EXACT = {
+    **CONVOLUTION_EXACT,
+    **NORMALIZATION_EXACT,
+    **POOLING_EXACT,
+    **RESAMPLING_EXACT,
+    **ROI_EXACT,
+}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 

@@ -43,6 +43,14 @@ FIELDS = (
 )
 
 
+def _normalized_count(d: View) -> Any:
+    """NormalizedCount: n: the input elements each parameter gradient sums, the product of
+    InputTensor's sizes where MeanTensor (ScaleTensor, VarianceTensor) is 1 (its other sizes are
+    InputTensor's, C5).
+    """
+    return fn.prod(d.InputTensor.Sizes) // fn.prod(d.MeanTensor.Sizes)
+
+
 def _c1(d: View) -> bool:
     """BATCH_NORMALIZATION_GRAD.C1: InputGradientTensor, InputTensor, MeanTensor,
     OutputBiasGradientTensor, OutputGradientTensor, OutputScaleGradientTensor, ScaleTensor,
@@ -112,7 +120,9 @@ def _c5(d: View) -> bool:
     return bool(fn.broadcastable(d.MeanTensor.Sizes, d.InputTensor.Sizes))
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "NormalizedCount": _normalized_count,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(

@@ -44,6 +44,13 @@ FIELDS = (
 )
 
 
+def _normalized_count(d: View) -> Any:
+    """NormalizedCount: n: the input elements each mean and variance is taken over, the product of
+    InputTensor's sizes where ScaleTensor is 1 (its other sizes are InputTensor's, C5).
+    """
+    return fn.prod(d.InputTensor.Sizes) // fn.prod(d.ScaleTensor.Sizes)
+
+
 def _c1(d: View) -> bool:
     """BATCH_NORMALIZATION_TRAINING.C1: BiasTensor, FusedAddTensor, InputTensor, OutputMeanTensor,
     OutputTensor, OutputVarianceTensor, ScaleTensor must have the same DataType.
@@ -118,7 +125,9 @@ def _c5(d: View) -> bool:
     return bool(fn.broadcastable(d.ScaleTensor.Sizes, d.InputTensor.Sizes))
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "NormalizedCount": _normalized_count,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
