@@ -128,6 +128,10 @@ def fused_interval(
         largest = np.maximum(np.abs(low), np.abs(high)).astype(dtype)
         unit = np.where(np.isfinite(largest), np.spacing(largest).astype(np.float64), 0.0)
         slack = ulps * unit + absolute
+        # a result below the smallest normal value may be flushed to zero (the common spec's
+        # subnormal rule): a subnormal interval reaches 0 within its slack
+        tiny = float(np.finfo(dtype).tiny)
+        slack = slack + np.where(np.maximum(np.abs(low), np.abs(high)) < tiny, tiny, 0.0)
         # the activation's own intermediates overflow the output type: any result
         anything = ~(np.abs(np.stack(ends)).max(axis=0) <= top)
         fused_kind = str(activation.get("Type", activation.get("type", "")))
