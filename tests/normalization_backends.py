@@ -12,9 +12,14 @@ import numpy as np
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
 from dmlspec.reference.element_wise import fused_activation
-from dmlspec.reference.layout import is_strided
+from dmlspec.reference.layout import is_strided, logical_view, with_view_written
 
-_SETS = ("MEAN_VARIANCE_NORMALIZATION", "BATCH_NORMALIZATION_TRAINING")
+_COMPUTED = (
+    "MEAN_VARIANCE_NORMALIZATION",
+    "MEAN_VARIANCE_NORMALIZATION1",
+    "MEAN_VARIANCE_NORMALIZATION2",
+    "BATCH_NORMALIZATION_TRAINING",
+)
 
 
 def _kind(operator: Mapping[str, Any]) -> str:
@@ -35,16 +40,30 @@ def _axes(kind: str, desc: Mapping[str, Any]) -> tuple[int, ...]:
 
 class _OwnVariance(NumpyBackend):
     """MEAN_VARIANCE_NORMALIZATION(1, 2) and BATCH_NORMALIZATION_TRAINING computed here in
-    FLOAT32 with `variance` (x in FLOAT32, its axes, its mean) instead of the reference."""
+    FLOAT32 with `variance` (x in FLOAT32, its axes, its mean) instead of the reference, strided
+    tensors through their views."""
 
     def variance(self, x: np.ndarray, axes: tuple[int, ...], mean: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+    def run(self, operator: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
         kind = _kind(operator)
-        if not kind.startswith(_SETS) or not _packed(operator):
-            return reference.run(operator, inputs)
+        if kind not in _COMPUTED:
+            return reference.run(operator, given)
         desc = operator["desc"]
+        inputs = {
+            k: logical_view(np.asarray(v), desc[k]) if is_strided(desc[k]) else v
+            for k, v in given.items()
+        }
+        outputs = self._compute(kind, desc, inputs)
+        return {
+            k: with_view_written(np.asarray(given[k]), desc[k], v) if is_strided(desc[k]) else v
+            for k, v in outputs.items()
+        }
+
+    def _compute(
+        self, kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]
+    ) -> dict[str, Any]:
         x = np.asarray(inputs["InputTensor"], np.float32)
         axes = _axes(kind, desc)
         centered = bool(desc.get("UseMean", True))

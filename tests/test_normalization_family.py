@@ -384,4 +384,11 @@ def test_the_suites_catch_a_broken_backend(backend: str, tmp_path: Path) -> None
     assert run.returncode == 1, run.stdout[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
     failed = {t["operator"] for t in results["tests"] if t["outcome"] == "failed"}
-    assert failed == set(BROKEN[backend])
+    caught = set(BROKEN[backend])
+    if backend.endswith("SampleVariance"):
+        # MVN's ci suite (23 cases of 4-D tensors) does not catch it in its draw: a set holding
+        # an edge value (NaN, an infinity, the largest float) is unjudged, one element's
+        # variance is 0 either way, NormalizeVariance FALSE divides by nothing. Its drawn
+        # cases catch it (test_a_broken_backend_fails_drawn_cases).
+        caught.discard("MEAN_VARIANCE_NORMALIZATION")
+    assert failed == caught
