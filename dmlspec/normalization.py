@@ -74,6 +74,7 @@ __all__ = [
 ELEMENT_WISE_STEPS = 6
 _UNIT = 2.0**-24  # u(FLOAT32): DirectML's accumulation for FLOAT32 and FLOAT16
 _LARGEST = float(np.finfo(np.float32).max)
+_TINY = float(np.finfo(np.float32).tiny)
 
 
 def mean_terms(count: int) -> int:
@@ -181,12 +182,17 @@ def any_value(
 def products_reach(*factors: np.ndarray | float) -> np.ndarray:
     """The largest magnitude a product of these factors reaches in any order (the scaling
     before or after the division, say): the product of each one's magnitude or 1, whichever
-    is larger. Where it overflows, the order decides an overflow: any result is accepted."""
-    reach = np.ones(())
+    is larger. Where it overflows, the order decides an overflow: any result is accepted; so
+    too (an infinite reach) where a partial product of non-zero factors may fall below the
+    smallest normal FLOAT32 value, which a device may flush to zero (the common spec's
+    subnormal rule), though the whole product does not."""
+    reach, floor = np.ones(()), np.ones(())
     with np.errstate(all="ignore"):
         for factor in factors:
-            reach = reach * np.maximum(np.abs(np.asarray(factor, np.float64)), 1.0)
-    return reach
+            size = np.abs(np.asarray(factor, np.float64))
+            reach = reach * np.maximum(size, 1.0)
+            floor = floor * np.where(size == 0, 1.0, np.minimum(size, 1.0))
+    return np.asarray(np.where(floor < _TINY, np.inf, reach))
 
 
 def training_gradient_allowance(
