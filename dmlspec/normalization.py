@@ -108,6 +108,31 @@ class Moments:
         """|dv| / u: what the variance may err by, taken in either usual form."""
         return variance_terms(self.count) * self.mean_square
 
+    def allowance(
+        self,
+        x: np.ndarray,
+        epsilon: float,
+        scale: np.ndarray | float = 1.0,
+        bias: np.ndarray | float = 0.0,
+        *,
+        centered: bool = True,
+        divide: bool = True,
+        addend: np.ndarray | float = 0.0,
+    ) -> np.ndarray:
+        """`normalized_allowance` of x normalized by these statistics, with their errors."""
+        return normalized_allowance(
+            x,
+            self.mean,
+            self.variance,
+            epsilon,
+            scale,
+            bias,
+            mean_error=self.mean_error(centered),
+            variance_error=self.variance_error() if divide else 0.0,
+            divide=divide,
+            addend=addend,
+        )
+
     def sums_overflow(self) -> np.ndarray:
         """Where a sum of the set (of x^2, or of x) may overflow FLOAT32 in some order."""
         with np.errstate(all="ignore"):

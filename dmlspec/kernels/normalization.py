@@ -92,29 +92,11 @@ def _finish(result: Array, activation: Activation, output_type: str) -> Array:
 
 
 def _mean_variance_normalization(
-    x: Array,
-    scale: Array | None,
-    bias: Array | None,
-    *,
-    cross_channel: bool,
-    normalize_variance: bool,
-    epsilon: float,
-    output_type: str,
-    activation: Activation = None,
+    x: Array, scale: Array | None, bias: Array | None, *, cross_channel: bool, **rest: Any
 ) -> Array:
     """CrossChannel: over {C, H, W}; otherwise over {H, W} (the page's two choices)."""
     axes = (1, 2, 3) if cross_channel else (2, 3)
-    return _mean_variance_normalization2(
-        x,
-        scale,
-        bias,
-        axes=axes,
-        use_mean=True,
-        use_variance=normalize_variance,
-        epsilon=epsilon,
-        output_type=output_type,
-        activation=activation,
-    )
+    return _mean_variance_normalization1(x, scale, bias, axes=axes, **rest)
 
 
 def _mean_variance_normalization1(
@@ -122,22 +104,12 @@ def _mean_variance_normalization1(
     scale: Array | None,
     bias: Array | None,
     *,
-    axes: tuple[int, ...],
     normalize_variance: bool,
-    epsilon: float,
-    output_type: str,
-    activation: Activation = None,
+    **rest: Any,
 ) -> Array:
+    """MVN2 with the mean, NormalizeVariance its UseVariance."""
     return _mean_variance_normalization2(
-        x,
-        scale,
-        bias,
-        axes=axes,
-        use_mean=True,
-        use_variance=normalize_variance,
-        epsilon=epsilon,
-        output_type=output_type,
-        activation=activation,
+        x, scale, bias, use_mean=True, use_variance=normalize_variance, **rest
     )
 
 

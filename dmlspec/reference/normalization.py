@@ -61,20 +61,11 @@ def _normalized(f: Fields, x: Inputs, axes: tuple[int, ...], centered: bool, div
         if divide:
             value = value / np.sqrt(stats.variance + epsilon)
         value = scale * value + bias
-    variance_error = stats.variance_error() if divide else 0.0
-    allowance = bound.normalized_allowance(
-        data,
-        stats.mean,
-        stats.variance,
-        epsilon,
-        scale,
-        bias,
-        mean_error=stats.mean_error(centered),
-        variance_error=variance_error,
-        divide=divide,
-    )
+    allowance = stats.allowance(data, epsilon, scale, bias, centered=centered, divide=divide)
     if divide:
-        anything = bound.any_value(stats.variance, epsilon, variance_error, stats.sums_overflow())
+        anything = bound.any_value(
+            stats.variance, epsilon, stats.variance_error(), stats.sums_overflow()
+        )
         deviation = np.sqrt(stats.variance + epsilon)
     else:
         anything, deviation = stats.sums_overflow(), np.ones(())
@@ -128,17 +119,7 @@ def _batch_normalization_training(f: Fields, x: Inputs) -> Exact:
     stats = bound.moments(data, _ones_of(shape), True)
     with np.errstate(all="ignore"):
         value = scale * ((data - stats.mean) / np.sqrt(stats.variance + epsilon)) + bias + addend
-    allowance = bound.normalized_allowance(
-        data,
-        stats.mean,
-        stats.variance,
-        epsilon,
-        scale,
-        bias,
-        mean_error=stats.mean_error(),
-        variance_error=stats.variance_error(),
-        addend=addend,
-    )
+    allowance = stats.allowance(data, epsilon, scale, bias, addend=addend)
     overflow = stats.sums_overflow()
     anything = bound.any_value(stats.variance, epsilon, stats.variance_error(), overflow)
     terms = comparison_terms(f)
