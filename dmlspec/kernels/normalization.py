@@ -16,11 +16,13 @@ follows its page's formulas, which mix the given statistics with the input's own
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from .element_wise import fused_activation
 from .indexing import member
@@ -40,12 +42,26 @@ def _maybe_wide(value: Array | None) -> Array | None:
     return None if value is None else _wide(value)
 
 
+def _sum(x: Array, axes: tuple[int, ...]) -> Array:
+    """The sum over `axes`, kept as size-1 dimensions: one lax.reduce_sum (jnp.sum and jnp.mean
+    trace through nested jits, most of a small program's tracing here)."""
+    if not axes:
+        return x
+    kept = [1 if i in axes else n for i, n in enumerate(x.shape)]
+    return lax.reduce_sum(x, axes).reshape(kept)
+
+
+def _mean(x: Array, axes: tuple[int, ...]) -> Array:
+    count = math.prod(x.shape[a] for a in axes)
+    return _sum(x, axes) / jnp.asarray(count, x.dtype)
+
+
 def _moments(x: Array, axes: tuple[int, ...], centered: bool) -> tuple[Array, Array]:
     """The mean (0 where not centred) and the variance about it over `axes`, kept as size-1
     dimensions."""
-    mean = jnp.mean(x, axis=axes, keepdims=True) if centered else jnp.zeros((), x.dtype)
+    mean = _mean(x, axes) if centered else jnp.zeros((), x.dtype)
     deviation = x - mean
-    return mean, jnp.mean(deviation * deviation, axis=axes, keepdims=True)
+    return mean, _mean(deviation * deviation, axes)
 
 
 def normalize(
@@ -82,7 +98,7 @@ def normalize(
 def _reciprocal_sqrt(value: Array) -> Array:
     """1 / sqrt(value), as one division of a square root (XLA's rsqrt is exact to about an ULP
     on CPUs, and the model allows one rounding for each)."""
-    return 1 / jnp.sqrt(value)
+    return 1 / lax.sqrt(value)
 
 
 def _finish(result: Array, activation: Activation, output_type: str) -> Array:
@@ -240,12 +256,12 @@ def _batch_normalization_training_grad(
     axes = _ones_of(mean)
     w = wide_variance + jnp.asarray(epsilon, data.dtype)
     coef0 = _reciprocal_sqrt(w)
-    centered = data - jnp.mean(data, axis=axes, keepdims=True)
-    gradient_centered = g - jnp.mean(g, axis=axes, keepdims=True)
-    coef1 = jnp.mean(g * centered, axis=axes, keepdims=True)
+    centered = data - _mean(data, axes)
+    gradient_centered = g - _mean(g, axes)
+    coef1 = _mean(g * centered, axes)
     output = wide_scale * coef0 * (gradient_centered - centered * coef1 / w)
-    scale_gradient = jnp.sum(g * (data - wide_mean) * coef0, axis=axes, keepdims=True)
-    bias_gradient = jnp.sum(g, axis=axes, keepdims=True)
+    scale_gradient = _sum(g * (data - wide_mean) * coef0, axes)
+    bias_gradient = _sum(g, axes)
     return (
         output.astype(output_type),
         scale_gradient.reshape(mean.shape).astype(output_type),
