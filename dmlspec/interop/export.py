@@ -208,7 +208,7 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
     check allows (the sum's interval carried through the activation, and its slack) from the
     expected value; where that check accepts any result or NaN, the element is undefined."""
     from ..accuracy import accumulation_type, allowed_error
-    from ..conformance.dot_product import checks_bias, fused_interval
+    from ..conformance.dot_product import checks_bias, fused_interval, fused_on
 
     value, bound, intermediate = reference.run_exact(case.operator, case.inputs)[field]
     output_type = str(case.operator["desc"][field]["DataType"])
@@ -220,7 +220,7 @@ def _dot_product_vectors(rule: Any, env: Any, case: Case, field: str) -> _DotPro
     with np.errstate(all="ignore"):
         any_value = ~(np.maximum(bound, intermediate) * (1 + 2.0**-10) <= largest)  # overflows
     statistics = None
-    if case.operator["desc"].get("FusedActivation"):
+    if fused_on(case.operator, field):
         dtype = numpy_dtype(output_type)
         interval = fused_interval(case.operator, value, allowed, intermediate, dtype)
         with np.errstate(all="ignore"):

@@ -22,6 +22,7 @@ from .data_movement import data_movement
 from .divisive_normalization import divisive_normalization
 from .element_wise import element_wise
 from .generator import generator
+from .normalization import normalization
 from .optimizer import optimizer
 from .pooling import pooling
 from .reduction import reduction
@@ -35,6 +36,7 @@ __all__ = [
     "divisive_normalization",
     "element_wise",
     "generator",
+    "normalization",
     "optimizer",
     "pooling",
     "reduction",

@@ -12,10 +12,12 @@ matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
 NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (GEMM so far;
 `run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model), `pooling`
 (the average, max and Lp poolings; `run_exact` too for the average and Lp ones),
-`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too) and `roi`
-(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too),
-`divisive_normalization` (LOCAL_RESPONSE_NORMALIZATION and its gradient, LP_NORMALIZATION) and
-`optimizer` (ADAM_OPTIMIZER), both with `run_exact`. Which
+`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too), `normalization`
+(MEAN_VARIANCE_NORMALIZATION(1, 2), BATCH_NORMALIZATION and its training and gradient forms;
+`run_exact` for all, their bounds from dmlspec.normalization), `roi` (ROI_ALIGN, ROI_ALIGN1,
+ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too), `divisive_normalization`
+(LOCAL_RESPONSE_NORMALIZATION and its gradient, LP_NORMALIZATION) and `optimizer`
+(ADAM_OPTIMIZER), both with `run_exact`. Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -47,6 +49,8 @@ from .element_wise import ELEMENT_WISE_OPERATORS, FIELD_OPERATORS, element_wise
 from .fields import Fields, catalog
 from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
+from .normalization import EXACT as NORMALIZATION_EXACT
+from .normalization import NORMALIZATION
 from .optimizer import EXACT as OPTIMIZER_EXACT
 from .optimizer import OPTIMIZER
 from .pooling import EXACT as POOLING_EXACT
@@ -76,6 +80,7 @@ _FAMILIES = {
     **DIVISIVE_NORMALIZATION,
     **FIELD_OPERATORS,
     **GENERATORS,
+    **NORMALIZATION,
     **OPTIMIZER,
     **POOLING,
     **REDUCTIONS,
@@ -86,6 +91,7 @@ _FAMILIES = {
 # The operators `run_exact` computes: their FLOAT64 results for the dot-product accuracy model.
 EXACT = {
     **CONVOLUTION_EXACT,
+    **NORMALIZATION_EXACT,
     **DIVISIVE_NORMALIZATION_EXACT,
     **OPTIMIZER_EXACT,
     **POOLING_EXACT,

@@ -48,7 +48,7 @@ import numpy as np
 
 from .element_wise import fused_activation, quantize_linear
 from .element_wise_numbers import to_type
-from .fields import Fields, Inputs, Operator, Outputs
+from .fields import Fields, Inputs, Operator, Outputs, comparison_terms
 from .tensors import WriteLog
 
 __all__ = ["CONVOLUTION", "EXACT", "UNDEFINED_NOTES", "Exact"]
@@ -375,16 +375,6 @@ def _fold(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
 _UNIT = {"FLOAT16": (2.0**-11, 2.0**-14), "FLOAT32": (2.0**-24, 2.0**-126)}
 
 
-def _output_terms(f: Fields) -> float:
-    """KS of the output's dot-product rule, as the spec gives it for this desc."""
-    from ..binding import bind_desc
-    from .fields import catalog
-
-    env = bind_desc(catalog().common, f.spec, f.desc)
-    rule: Any = f.spec.checked_semantics.comparison_for("OutputTensor", "float", "", env)
-    return float(rule.terms.evaluate(env))
-
-
 def _attention_parts(f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query {B, S, H, D}, key {B, L, H, D} and value {B, L, H, Dv} in FLOAT64, from the page's
     forms: QueryTensor {B, S, H * D} (leading 1s) split into heads, or a stacked tensor's slice
@@ -471,7 +461,7 @@ def _attention_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.nda
     bound = np.zeros_like(output)
     reach = np.zeros_like(output)
     unit, tiny = _UNIT["FLOAT16" if f.dtype("OutputTensor") == np.float16 else "FLOAT32"]
-    terms = _output_terms(f)
+    terms = comparison_terms(f)
     for b in range(batch):
         for h in range(heads):
             scores = scale * (q[b, :, h, :] @ k[b, h].T)  # {S, T}

@@ -25,6 +25,7 @@ __all__ = [
     "Operator",
     "Outputs",
     "catalog",
+    "comparison_terms",
     "exact_sizes",
     "float_parameter",
     "right_aligned",
@@ -250,3 +251,13 @@ def exact_sizes(array: np.ndarray, f: Fields, field: str) -> np.ndarray:
             f"got {list(f.sizes(field))}"
         )
     return array
+
+
+def comparison_terms(f: Fields, output: str = "OutputTensor") -> float:
+    """KS of a floating output's dot-product rule, as the spec gives it for this desc (a
+    reference whose bound is not a plain sum of products divides its allowance by it)."""
+    from ..binding import bind_desc
+
+    env = bind_desc(catalog().common, f.spec, f.desc)
+    rule: Any = f.spec.checked_semantics.comparison_for(output, "float", "", env)
+    return float(rule.terms.evaluate(env))

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from .convolution import Exact
-from .fields import Fields, Inputs, Operator, Outputs
+from .fields import Fields, Inputs, Operator, Outputs, comparison_terms
 from .tensors import WriteLog
 
 __all__ = ["EXACT", "RESAMPLING", "UNDEFINED_NOTES"]
@@ -238,19 +238,9 @@ def _linear_exact(name: str, f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarr
                 slope = along(d, t.slopes[:, s] * t.error)
                 change = change + rest * slope * np.abs(element)
         extra = sum(t.extra_terms for t in taps) * _UNIT * bound
-        terms = _output_terms(f)
+        terms = comparison_terms(f)
         widened = bound + (change + extra) / (_UNIT * terms)
     return value, widened, reach
-
-
-def _output_terms(f: Fields, output: str = "OutputTensor") -> float:
-    """KS of the output's dot-product rule, as the spec gives it for this desc."""
-    from ..binding import bind_desc
-    from .fields import catalog
-
-    env = bind_desc(catalog().common, f.spec, f.desc)
-    rule: Any = f.spec.checked_semantics.comparison_for(output, "float", "", env)
-    return float(rule.terms.evaluate(env))
 
 
 def _matrices(name: str, f: Fields) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -313,7 +303,7 @@ def _gradient_exact(name: str, f: Fields, x: Inputs) -> tuple[np.ndarray, ...]:
         for d, (_, allowance, _) in enumerate(matrices):
             per_dimension = [*magnitudes[:d], allowance, *magnitudes[d + 1 :]]
             change = change + _adjoint(np.abs(gradient), per_dimension)
-        widened = bound + change / (_UNIT * _output_terms(f, "OutputGradientTensor"))
+        widened = bound + change / (_UNIT * comparison_terms(f, "OutputGradientTensor"))
     return value, widened, reach
 
 

@@ -80,6 +80,32 @@ def _c3(d: View) -> bool:
     return bool(fn.all_equal(d.InputTensor.Sizes, d.OutputTensor.Sizes))
 
 
+def _c4(d: View) -> bool:
+    """BATCH_NORMALIZATION.C4: MeanTensor, VarianceTensor, ScaleTensor and BiasTensor must each
+    match InputTensor.Sizes or be 1 in each dimension.
+    """
+    return bool(
+        fn.broadcastable(d.MeanTensor.Sizes, d.InputTensor.Sizes)
+        and fn.broadcastable(d.VarianceTensor.Sizes, d.InputTensor.Sizes)
+        and fn.broadcastable(d.ScaleTensor.Sizes, d.InputTensor.Sizes)
+        and fn.broadcastable(d.BiasTensor.Sizes, d.InputTensor.Sizes)
+    )
+
+
+def _c5(d: View) -> bool:
+    """BATCH_NORMALIZATION.C5: below feature level 4_0, Spatial FALSE requires MeanTensor and
+    VarianceTensor to match InputTensor's Height and Width (its last two dimensions).
+    """
+    return bool(
+        fn.level_at_least(d.FeatureLevel, "4_0")
+        or d.Spatial
+        or (
+            d.MeanTensor.Sizes[-2:] == d.InputTensor.Sizes[-2:]
+            and d.VarianceTensor.Sizes[-2:] == d.InputTensor.Sizes[-2:]
+        )
+    )
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -125,6 +151,39 @@ RULES: tuple[Rule, ...] = (
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "BATCH_NORMALIZATION.C4",
+        _c4,
+        (
+            "MeanTensor, VarianceTensor, ScaleTensor and BiasTensor must each match "
+            "InputTensor.Sizes or be 1 in each dimension"
+        ),
+        "/MeanTensor/Sizes",
+        depends_on=("BATCH_NORMALIZATION.C2",),
+        operands=(
+            ("MeanTensor.Sizes", lambda d: d.MeanTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+            ("VarianceTensor.Sizes", lambda d: d.VarianceTensor.Sizes),
+            ("ScaleTensor.Sizes", lambda d: d.ScaleTensor.Sizes),
+            ("BiasTensor.Sizes", lambda d: d.BiasTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "BATCH_NORMALIZATION.C5",
+        _c5,
+        (
+            "below feature level 4_0, Spatial FALSE requires MeanTensor and VarianceTensor to match"
+            " InputTensor's Height and Width (its last two dimensions)"
+        ),
+        "/Spatial",
+        depends_on=("BATCH_NORMALIZATION.C2", "BATCH_NORMALIZATION.C4"),
+        operands=(
+            ("FeatureLevel", lambda d: d.FeatureLevel),
+            ("MeanTensor.Sizes[-2:]", lambda d: d.MeanTensor.Sizes[-2:]),
+            ("InputTensor.Sizes[-2:]", lambda d: d.InputTensor.Sizes[-2:]),
+            ("VarianceTensor.Sizes[-2:]", lambda d: d.VarianceTensor.Sizes[-2:]),
         ),
     ),
 )
@@ -208,7 +267,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a BATCH_NORMALIZATION operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 3
+    availability at the level, the tensor rules, the support table row in force and the 5
     BATCH_NORMALIZATION error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -43,6 +43,14 @@ FIELDS = (
 )
 
 
+def _normalized_count(d: View) -> Any:
+    """NormalizedCount: n: the input elements each parameter gradient sums, the product of
+    InputTensor's sizes where MeanTensor (ScaleTensor, VarianceTensor) is 1 (its other sizes are
+    InputTensor's, C5).
+    """
+    return fn.prod(d.InputTensor.Sizes) // fn.prod(d.MeanTensor.Sizes)
+
+
 def _c1(d: View) -> bool:
     """BATCH_NORMALIZATION_GRAD.C1: InputGradientTensor, InputTensor, MeanTensor,
     OutputBiasGradientTensor, OutputGradientTensor, OutputScaleGradientTensor, ScaleTensor,
@@ -82,8 +90,8 @@ def _c2(d: View) -> bool:
 
 
 def _c3(d: View) -> bool:
-    """BATCH_NORMALIZATION_GRAD.C3: MeanTensor, OutputBiasGradientTensor, OutputScaleGradientTensor,
-    ScaleTensor, VarianceTensor must have the same Sizes.
+    """BATCH_NORMALIZATION_GRAD.C3: OutputBiasGradientTensor, OutputScaleGradientTensor,
+    ScaleTensor, VarianceTensor must have MeanTensor's Sizes.
     """
     return bool(
         fn.all_equal(
@@ -97,15 +105,24 @@ def _c3(d: View) -> bool:
 
 
 def _c4(d: View) -> bool:
-    """BATCH_NORMALIZATION_GRAD.C4: InputGradientTensor, InputTensor, OutputGradientTensor must have
-    the same Sizes.
+    """BATCH_NORMALIZATION_GRAD.C4: InputGradientTensor, OutputGradientTensor must have
+    InputTensor's Sizes.
     """
     return bool(
-        fn.all_equal(d.InputGradientTensor.Sizes, d.InputTensor.Sizes, d.OutputGradientTensor.Sizes)
+        fn.all_equal(d.InputTensor.Sizes, d.InputGradientTensor.Sizes, d.OutputGradientTensor.Sizes)
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c5(d: View) -> bool:
+    """BATCH_NORMALIZATION_GRAD.C5: MeanTensor.Sizes (and so VarianceTensor's, ScaleTensor's and the
+    parameter gradients') must match InputTensor.Sizes or be 1 in each dimension.
+    """
+    return bool(fn.broadcastable(d.MeanTensor.Sizes, d.InputTensor.Sizes))
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "NormalizedCount": _normalized_count,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -161,10 +178,11 @@ RULES: tuple[Rule, ...] = (
         "BATCH_NORMALIZATION_GRAD.C3",
         _c3,
         (
-            "MeanTensor, OutputBiasGradientTensor, OutputScaleGradientTensor, ScaleTensor, "
-            "VarianceTensor must have the same Sizes"
+            "OutputBiasGradientTensor, OutputScaleGradientTensor, ScaleTensor, VarianceTensor must "
+            "have MeanTensor's Sizes"
         ),
         "/MeanTensor/Sizes",
+        depends_on=("BATCH_NORMALIZATION_GRAD.C2",),
         operands=(
             ("MeanTensor.Sizes", lambda d: d.MeanTensor.Sizes),
             ("OutputBiasGradientTensor.Sizes", lambda d: d.OutputBiasGradientTensor.Sizes),
@@ -176,12 +194,27 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "BATCH_NORMALIZATION_GRAD.C4",
         _c4,
-        "InputGradientTensor, InputTensor, OutputGradientTensor must have the same Sizes",
-        "/InputGradientTensor/Sizes",
+        "InputGradientTensor, OutputGradientTensor must have InputTensor's Sizes",
+        "/InputTensor/Sizes",
+        depends_on=("BATCH_NORMALIZATION_GRAD.C2",),
         operands=(
-            ("InputGradientTensor.Sizes", lambda d: d.InputGradientTensor.Sizes),
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+            ("InputGradientTensor.Sizes", lambda d: d.InputGradientTensor.Sizes),
             ("OutputGradientTensor.Sizes", lambda d: d.OutputGradientTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "BATCH_NORMALIZATION_GRAD.C5",
+        _c5,
+        (
+            "MeanTensor.Sizes (and so VarianceTensor's, ScaleTensor's and the parameter gradients')"
+            " must match InputTensor.Sizes or be 1 in each dimension"
+        ),
+        "/MeanTensor/Sizes",
+        depends_on=("BATCH_NORMALIZATION_GRAD.C2", "BATCH_NORMALIZATION_GRAD.C3"),
+        operands=(
+            ("MeanTensor.Sizes", lambda d: d.MeanTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
         ),
     ),
 )
@@ -244,7 +277,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a BATCH_NORMALIZATION_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at
     a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 4
+    availability at the level, the tensor rules, the support table row in force and the 5
     BATCH_NORMALIZATION_GRAD error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

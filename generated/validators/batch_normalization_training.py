@@ -44,6 +44,13 @@ FIELDS = (
 )
 
 
+def _normalized_count(d: View) -> Any:
+    """NormalizedCount: n: the input elements each mean and variance is taken over, the product of
+    InputTensor's sizes where ScaleTensor is 1 (its other sizes are InputTensor's, C5).
+    """
+    return fn.prod(d.InputTensor.Sizes) // fn.prod(d.ScaleTensor.Sizes)
+
+
 def _c1(d: View) -> bool:
     """BATCH_NORMALIZATION_TRAINING.C1: BiasTensor, FusedAddTensor, InputTensor, OutputMeanTensor,
     OutputTensor, OutputVarianceTensor, ScaleTensor must have the same DataType.
@@ -85,15 +92,15 @@ def _c2(d: View) -> bool:
 
 
 def _c3(d: View) -> bool:
-    """BATCH_NORMALIZATION_TRAINING.C3: BiasTensor, OutputMeanTensor, OutputVarianceTensor,
-    ScaleTensor must have the same Sizes.
+    """BATCH_NORMALIZATION_TRAINING.C3: BiasTensor, OutputMeanTensor, OutputVarianceTensor must have
+    ScaleTensor's Sizes.
     """
     return bool(
         fn.all_equal(
+            d.ScaleTensor.Sizes,
             d.BiasTensor.Sizes,
             d.OutputMeanTensor.Sizes,
             d.OutputVarianceTensor.Sizes,
-            d.ScaleTensor.Sizes,
         )
     )
 
@@ -111,7 +118,16 @@ def _c4(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c5(d: View) -> bool:
+    """BATCH_NORMALIZATION_TRAINING.C5: ScaleTensor.Sizes must match InputTensor.Sizes or be 1 in
+    each dimension.
+    """
+    return bool(fn.broadcastable(d.ScaleTensor.Sizes, d.InputTensor.Sizes))
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "NormalizedCount": _normalized_count,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -158,13 +174,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "BATCH_NORMALIZATION_TRAINING.C3",
         _c3,
-        "BiasTensor, OutputMeanTensor, OutputVarianceTensor, ScaleTensor must have the same Sizes",
-        "/BiasTensor/Sizes",
+        "BiasTensor, OutputMeanTensor, OutputVarianceTensor must have ScaleTensor's Sizes",
+        "/ScaleTensor/Sizes",
+        depends_on=("BATCH_NORMALIZATION_TRAINING.C2",),
         operands=(
+            ("ScaleTensor.Sizes", lambda d: d.ScaleTensor.Sizes),
             ("BiasTensor.Sizes", lambda d: d.BiasTensor.Sizes),
             ("OutputMeanTensor.Sizes", lambda d: d.OutputMeanTensor.Sizes),
             ("OutputVarianceTensor.Sizes", lambda d: d.OutputVarianceTensor.Sizes),
-            ("ScaleTensor.Sizes", lambda d: d.ScaleTensor.Sizes),
         ),
     ),
     Rule(
@@ -172,11 +189,23 @@ RULES: tuple[Rule, ...] = (
         _c4,
         "FusedAddTensor, InputTensor, OutputTensor must have the same Sizes",
         "/InputTensor/Sizes",
+        depends_on=("BATCH_NORMALIZATION_TRAINING.C2",),
         operands=(
             ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
             ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
             ("FusedAddTensor", lambda d: d.FusedAddTensor),
             ("FusedAddTensor.Sizes", lambda d: d.FusedAddTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "BATCH_NORMALIZATION_TRAINING.C5",
+        _c5,
+        "ScaleTensor.Sizes must match InputTensor.Sizes or be 1 in each dimension",
+        "/ScaleTensor/Sizes",
+        depends_on=("BATCH_NORMALIZATION_TRAINING.C2",),
+        operands=(
+            ("ScaleTensor.Sizes", lambda d: d.ScaleTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
         ),
     ),
 )
@@ -235,7 +264,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a BATCH_NORMALIZATION_TRAINING operator JSON (DxDispatch's dispatchable: type and desc)
     at a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 4
+    availability at the level, the tensor rules, the support table row in force and the 5
     BATCH_NORMALIZATION_TRAINING error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

@@ -124,6 +124,23 @@ def _c5(d: View) -> bool:
     )
 
 
+def _c6(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION1.C6: OutputTensor.Sizes must be InputTensor.Sizes."""
+    return bool(d.OutputTensor.Sizes == d.InputTensor.Sizes)
+
+
+def _c7(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION1.C7: every item of Axes must be less than
+    InputTensor.DimensionCount.
+    """
+    return bool(fn.all_less(d.Axes, d.InputTensor.DimensionCount))
+
+
+def _c8(d: View) -> bool:
+    """MEAN_VARIANCE_NORMALIZATION1.C8: Axes must not name an axis twice."""
+    return bool(fn.distinct(d.Axes))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -202,6 +219,36 @@ RULES: tuple[Rule, ...] = (
             ("BiasTensor", lambda d: d.BiasTensor),
         ),
     ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION1.C6",
+        _c6,
+        "OutputTensor.Sizes must be InputTensor.Sizes",
+        "/OutputTensor/Sizes",
+        depends_on=("MEAN_VARIANCE_NORMALIZATION1.C2",),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION1.C7",
+        _c7,
+        "every item of Axes must be less than InputTensor.DimensionCount",
+        "/Axes",
+        operands=(
+            ("Axes", lambda d: d.Axes),
+            ("InputTensor.DimensionCount", lambda d: d.InputTensor.DimensionCount),
+        ),
+    ),
+    Rule(
+        "MEAN_VARIANCE_NORMALIZATION1.C8",
+        _c8,
+        "Axes must not name an axis twice",
+        "/Axes",
+        operands=(
+            ("Axes", lambda d: d.Axes),
+        ),
+    ),
 )
 
 REQUIRES: tuple[Rule, ...] = ()
@@ -267,7 +314,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MEAN_VARIANCE_NORMALIZATION1 operator JSON (DxDispatch's dispatchable: type and desc)
     at a feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 5
+    availability at the level, the tensor rules, the support table row in force and the 8
     MEAN_VARIANCE_NORMALIZATION1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

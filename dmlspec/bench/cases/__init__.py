@@ -5,14 +5,15 @@ buffer) and the peers' counterparts.
 One module per family, named as in dmlspec.kernels: element_wise.py, reduction.py,
 data_movement.py (with GATHER_ND), generator.py (FILL_VALUE_SEQUENCE), scatter.py
 (SCATTER_ND, SCATTER_ELEMENTS), convolution.py (CONVOLUTION, GEMM, MULTIHEAD_ATTENTION) and
-pooling.py (MAX_POOLING, AVERAGE_POOLING), resampling.py (RESAMPLE1); the seed operators'
+pooling.py (MAX_POOLING, AVERAGE_POOLING), resampling.py (RESAMPLE1), normalization.py
+(BATCH_NORMALIZATION, MEAN_VARIANCE_NORMALIZATION1 as layer normalization); the seed operators'
 shared helpers in seed_common.py, their family variants described in ../families.py. Here the
 table of every case. The seed operators' cases (ScatterND, GatherND, ScatterElements,
 FillValueSequence, with 64-bit and FLOAT16 forms) are still reported together as the family
 "seed", so runs compare with earlier ones;
 `FAMILY_OPERATORS` lists the element-wise, reduction and data movement families' cases (a
-large and a small one per operator), `FAMILY_CASES` the convolution, pooling and resampling
-families' (one size each, against plain XLA).
+large and a small one per operator), `FAMILY_CASES` the convolution, pooling, resampling and
+normalization families' (one size each, against plain XLA).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .element_wise import (
     softmax_case,
 )
 from .generator import fill_case
+from .normalization import batch_normalization_case, layer_normalization_case
 from .pooling import average_pool_case, max_pool_case
 from .reduction import argmax_case, reduce_sum_case
 from .resampling import linear_resize_case
@@ -89,7 +91,7 @@ class FamilyCase:
     case's), with targets against plain XLA."""
 
     name: str
-    family: str  # "convolution", "pooling", "resampling"
+    family: str  # "convolution", "pooling", "resampling", "normalization"
     build: Callable[[str, Scale], BenchCase]  # (case name, scale) -> case
     takes_out: bool = True  # whether its ops function writes into `out=` (one output)
     memory_bound: bool = False  # moves more than it computes: a copy-bandwidth target too
@@ -141,6 +143,18 @@ FAMILY_CASES = (
         "linear_resize",
         "resampling",
         functools.partial(linear_resize_case, channels=16, side=512),
+        memory_bound=True,
+    ),
+    FamilyCase(
+        "batch_normalization",
+        "normalization",
+        functools.partial(batch_normalization_case, batch=8, channels=64, side=128),
+        memory_bound=True,
+    ),
+    FamilyCase(
+        "layer_normalization",
+        "normalization",
+        functools.partial(layer_normalization_case, rows=4096, hidden=2048),
         memory_bound=True,
     ),
 )
