@@ -23,6 +23,7 @@ from ..expr.solve import target_of
 from ..model import Catalog, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
 from .solved import (
+    items_as_required,
     ones_where_required,
     partition_along_axis,
     presence_as_required,
@@ -308,6 +309,7 @@ def draw_desc(
             else:  # an array the equalities define (SLICE's Sizes: the output's sizes)
                 desc[owner] = value
         shape_alternatives(catalog, spec, desc, rng)
+        items_as_required(spec, desc, rng)
         if case_elements(desc) > MAX_CASE_ELEMENTS:
             continue
         operator = {"type": spec.operator_type, "desc": desc}
