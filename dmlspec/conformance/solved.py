@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from ..binding import bind_desc
@@ -202,11 +203,18 @@ def _item(node: nodes.Node, desc: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def items_as_required(spec: OperatorSpec, desc: dict[str, Any], rng: random.Random) -> None:
+def items_as_required(
+    spec: OperatorSpec,
+    desc: dict[str, Any],
+    rng: random.Random,
+    allowed: Mapping[str, set[str]] | None = None,
+) -> None:
     """Items of a tensor array that rules give a type and sizes of their own (QUANTIZE's scale
     and zero point: `item_data_type(Ts, k) == T.DataType`, `item_sizes(Ts, 1) ==
     item_sizes(Ts, 0)`, `each_divides(item_sizes(Ts, 0), T.Sizes)`): set so that the rules
-    hold, the divisors drawn per dimension (1, the whole size, or another divisor)."""
+    hold, the divisors drawn per dimension (1, the whole size, or another divisor). A type rule
+    keeps the item's drawn type (a forced cell) and gives it to T where T's `allowed` types hold
+    it, else the item takes T's."""
     copies = []
     for constraint in spec.constraints:
         if constraint.constraint_class != "error":
@@ -218,7 +226,11 @@ def items_as_required(spec: OperatorSpec, desc: dict[str, Any], rng: random.Rand
                 rest=(nodes.Member(obj=nodes.Name(id=name), member="DataType"),),
             ):
                 item = _item(left, desc)
-                if item is not None and isinstance(desc.get(name), dict):
+                if item is None or not isinstance(desc.get(name), dict):
+                    continue
+                if item["DataType"] in (allowed or {}).get(name, ()):
+                    desc[name]["DataType"] = item["DataType"]
+                else:
                     item["DataType"] = desc[name]["DataType"]
             case nodes.Call(
                 func="each_divides",

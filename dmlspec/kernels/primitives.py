@@ -22,6 +22,7 @@ from .data_movement import data_movement
 from .element_wise import element_wise
 from .generator import generator
 from .pooling import pooling
+from .quantization import quantization
 from .reduction import reduction
 from .resampling import resampling
 from .roi import roi
@@ -33,6 +34,7 @@ __all__ = [
     "element_wise",
     "generator",
     "pooling",
+    "quantization",
     "reduction",
     "resampling",
     "roi",

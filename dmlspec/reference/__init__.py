@@ -12,8 +12,10 @@ matrices, Philox 4x32-10), `reduction` (REDUCE, ARGMIN/ARGMAX, TOP_K, scans,
 NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (GEMM so far;
 `run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model), `pooling`
 (the average, max and Lp poolings; `run_exact` too for the average and Lp ones),
-`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too) and `roi`
-(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too). Which
+`resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too), `roi`
+(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too) and
+`quantization` (QUANTIZE, DEQUANTIZE, DYNAMIC_QUANTIZE_LINEAR; the other roundings of a
+quotient recorded as a cell's writes). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -45,6 +47,7 @@ from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
 from .pooling import EXACT as POOLING_EXACT
 from .pooling import POOLING
+from .quantization import QUANTIZATION
 from .reduction import REDUCTIONS
 from .resampling import EXACT as RESAMPLING_EXACT
 from .resampling import RESAMPLING
@@ -71,6 +74,7 @@ _FAMILIES = {
     **GENERATORS,
     **POOLING,
     **REDUCTIONS,
+    **QUANTIZATION,
     **RESAMPLING,
     **ROI,
     **SCATTER,

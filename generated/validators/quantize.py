@@ -94,8 +94,11 @@ def _c8(d: View) -> bool:
 
 
 def _r1(d: View) -> bool:
-    """QUANTIZE.R1: no scale may be 0."""
-    return bool(fn.all(fn.not_equal(fn.item_values(d.QuantizationTensors, 0), 0)))
+    """QUANTIZE.R1: every scale must be finite and not 0."""
+    return bool(
+        fn.all(fn.not_equal(fn.item_values(d.QuantizationTensors, 0), 0))
+        and fn.all(fn.finite(fn.item_values(d.QuantizationTensors, 0)))
+    )
 
 
 def _r2(d: View) -> bool:
@@ -215,12 +218,16 @@ REQUIRES: tuple[Rule, ...] = (
     Rule(
         "QUANTIZE.R1",
         _r1,
-        "no scale may be 0",
+        "every scale must be finite and not 0",
         "/QuantizationTensors",
         operands=(
             (
                 "not_equal(item_values(QuantizationTensors, 0), 0)",
                 lambda d: fn.not_equal(fn.item_values(d.QuantizationTensors, 0), 0),
+            ),
+            (
+                "finite(item_values(QuantizationTensors, 0))",
+                lambda d: fn.finite(fn.item_values(d.QuantizationTensors, 0)),
             ),
         ),
         undefined=Undefined(
