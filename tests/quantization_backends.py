@@ -74,3 +74,28 @@ class Wrapping(NumpyBackend):
         if dtype.name.startswith("int"):
             low = np.where(low >= 1 << (bits - 1), low - (1 << bits), low)
         return {"OutputTensor": low.astype(dtype)}
+
+
+class TruncatedZeroPoint(NumpyBackend):
+    """DYNAMIC_QUANTIZE_LINEAR whose zero point is truncated toward zero instead of rounded
+    (a C cast of Min - InputMin / OutputScale); the outputs quantized with it."""
+
+    name = "truncated-zero-point"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        expected = reference.run(operator, inputs)
+        if _kind(operator) != "DYNAMIC_QUANTIZE_LINEAR":
+            return expected
+        x = np.asarray(inputs["InputTensor"]).astype(np.float32)
+        dtype = expected["OutputTensor"].dtype
+        low, high = (-128, 127) if dtype == np.int8 else (0, 255)
+        with np.errstate(all="ignore"):
+            scale = np.float32(x.max() - x.min()) / np.float32(high - low)
+            zero = np.nan_to_num(np.clip(np.trunc(np.float32(low) - x.min() / scale), low, high))
+            quantized = np.nan_to_num(np.clip(np.rint(x / scale) + zero, low, high))
+        ones = (1,) * x.ndim
+        return {
+            "OutputTensor": quantized.astype(dtype),
+            "OutputScaleTensor": expected["OutputScaleTensor"],
+            "OutputZeroPointTensor": np.array(zero, dtype).reshape(ones),
+        }

@@ -3,7 +3,7 @@ rules and the requires rules firing by id, and the expression functions they rea
 results (halves to even, saturation, blocked scales, INT4, the dynamic scale and zero point) on
 the kernels and the NumPy reference; onnxruntime's graphs by hand; the suites passing on the
 kernels, the reference and onnxruntime (slow), and broken backends (halves rounded away from
-zero, no saturation) caught."""
+zero, no saturation, a truncated dynamic zero point) caught."""
 
 from __future__ import annotations
 
@@ -296,7 +296,14 @@ def test_the_quantization_suites_pass(backend: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("backend", "caught"),
-    sweep([("HalvesAwayFromZero", {"QUANTIZE"}), ("Wrapping", {"QUANTIZE"})], ["halves", "wrap"]),
+    sweep(
+        [
+            ("HalvesAwayFromZero", {"QUANTIZE"}),
+            ("Wrapping", {"QUANTIZE"}),
+            ("TruncatedZeroPoint", {"DYNAMIC_QUANTIZE_LINEAR"}),
+        ],
+        ["halves", "wrap", "truncated-zero-point"],
+    ),
 )
 def test_broken_quantization_backends_are_caught(
     backend: str, caught: set[str], tmp_path: Path

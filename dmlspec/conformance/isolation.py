@@ -84,7 +84,8 @@ def _frame(header: dict[str, Any], arrays: Mapping[str, Any]) -> bytes:
 
 def _arrays(header: dict[str, Any], read: Any) -> dict[str, Any]:
     arrays: dict[str, Any] = {}
-    for name, index, size, viewed in header.get("arrays", []):
+    for name, index, size, *rest in header.get("arrays", []):
+        viewed = rest[0] if rest else None
         if not isinstance(size, int) or not 0 <= size <= int(MAX_BUFFER_BYTES) + 4096:
             raise _Closed(f"an array of {quote(size)} bytes, over the limit")
         array = np.load(io.BytesIO(read(size)), allow_pickle=False)
