@@ -8,6 +8,8 @@ spec = catalog.operator("SCATTER")        # SCATTER_ELEMENTS, by its alias
 
 from __future__ import annotations
 
+import ml_dtypes  # noqa: F401  (registers NumPy's int4 and uint4: INT4 and UINT4 tensors)
+
 from .errors import InvalidOperator, Problem, SpecError, Unsupported
 from .loading import default_spec_dir, load_catalog
 

@@ -155,6 +155,8 @@ def _check_output(
     flat_defined = defined.reshape(-1)
     problems = []
     for (cell,), values in allowed.items():
+        if not flat_defined[cell]:
+            continue  # undefined (a requires rule): any value
         flat_defined[cell] = False
         choices = {np.asarray(v, dtype=got.dtype).tobytes() for v in values}
         if got.reshape(-1)[cell].tobytes() not in choices:

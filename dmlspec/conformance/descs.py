@@ -23,6 +23,7 @@ from ..expr.solve import target_of
 from ..model import Catalog, Field, OperatorSpec, SupportRow
 from ..validation import validate_operator
 from .solved import (
+    items_as_required,
     ones_where_required,
     partition_along_axis,
     presence_as_required,
@@ -308,6 +309,14 @@ def draw_desc(
             else:  # an array the equalities define (SLICE's Sizes: the output's sizes)
                 desc[owner] = value
         shape_alternatives(catalog, spec, desc, rng)
+        # a tensor takes an item's type where its row allows it, unless its own is forced
+        allowed = {t.tensor: set(t.data_types) for t in row.tensors}
+        for force in forces:
+            if force.kind == "data_type" and force.tensor in allowed:
+                allowed[force.tensor] = {str(force.value)}
+        items_as_required(spec, desc, rng, allowed)
+        if not _forced_types_kept(desc, forces):
+            continue  # the item rules gave a forced tensor-array item another type
         if case_elements(desc) > MAX_CASE_ELEMENTS:
             continue
         operator = {"type": spec.operator_type, "desc": desc}
@@ -315,6 +324,17 @@ def draw_desc(
             return operator
     wanted_cells = ", ".join(f"{f.tensor} {f.kind} {f.value}" for f in forces) or "any cell"
     raise LookupError(f"no valid {spec.name} desc found at {level} for {wanted_cells}")
+
+
+def _forced_types_kept(desc: Mapping[str, Any], forces: tuple[CellChoice, ...]) -> bool:
+    """Every forced data type is still held by its tensor (by an item of a tensor array)."""
+    for force in forces:
+        value = desc.get(force.tensor)
+        if force.kind != "data_type" or not isinstance(value, list):
+            continue
+        if all(item.get("DataType") != force.value for item in value):
+            return False
+    return True
 
 
 def case_elements(desc: Mapping[str, Any]) -> int:

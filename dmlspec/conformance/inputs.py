@@ -9,6 +9,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ..binding import bind_desc
@@ -83,11 +84,13 @@ def _edge_values(dtype: np.dtype[Any], count: int, rng: random.Random) -> np.nda
             ),
         )
         return values.astype(dtype)
-    limits = np.iinfo(dtype)
+    limits = ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]
     low, high = int(limits.min), int(limits.max)
-    extremes = np.array([low, high, 0, 1, -1 if low < 0 else 2, high // 2 + 1], dtype=dtype)
-    small = generator.integers(max(low, -10), 10, size=count, dtype=dtype, endpoint=True)
-    wide = generator.integers(low, high, size=count, dtype=dtype, endpoint=True)
+    # INT4 and UINT4 (ml_dtypes, no NumPy integer kind) are drawn as INT8 and converted.
+    drawn = dtype if dtype.kind in "iu" else np.dtype(np.int8)
+    extremes = np.array([low, high, 0, 1, -1 if low < 0 else 2, high // 2 + 1], dtype=drawn)
+    small = generator.integers(max(low, -10), min(high, 10), size=count, dtype=drawn, endpoint=True)
+    wide = generator.integers(low, high, size=count, dtype=drawn, endpoint=True)
     picked = extremes[generator.integers(len(extremes), size=count)]
     return np.where(roll < 0.3, picked, np.where(roll < 0.65, small, wide)).astype(dtype)
 
@@ -141,6 +144,16 @@ def _training_steps(steps: np.ndarray, rng: random.Random) -> np.ndarray:
     return np.full(steps.shape, generator.choice([1, 2, 3, 10, 100, 1000]), steps.dtype)
 
 
+def _power_of_two_scales(scales: np.ndarray, rng: random.Random) -> np.ndarray:
+    """QUANTIZE's and DEQUANTIZE's scales as powers of two of either sign: exact quotients,
+    so that an input's halves stay halves and the rounding of ties is tested (the drawn edge
+    values, zeros and NaN among them, leave most quantized outputs undefined)."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    powers = generator.integers(-2, 3, size=scales.shape).astype(np.float64)
+    signs = np.where(generator.random(scales.shape) < 0.8, 1.0, -1.0)
+    return (signs * 2.0**powers).astype(scales.dtype)
+
+
 def draw_inputs(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -151,7 +164,8 @@ def draw_inputs(
     """Input data: index tensors within the bounds the spec's requires constraints state (negative
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
     a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`); a TrainingStepTensor mostly
-    a whole step count (`_training_steps`)."""
+    a whole step count (`_training_steps`); quantization scales mostly powers of two
+    (`_power_of_two_scales`)."""
     from ..validation import requires_hold
 
     bounds = _index_bounds(catalog, spec, operator)
@@ -183,6 +197,10 @@ def draw_inputs(
             inputs["ROITensor"] = _roi_boxes(desc, inputs["ROITensor"], rng)
         if "TrainingStepTensor" in inputs:
             inputs["TrainingStepTensor"] = _training_steps(inputs["TrainingStepTensor"], rng)
+        if inputs.get("QuantizationTensors") and rng.random() < 0.8:
+            inputs["QuantizationTensors"][0] = _power_of_two_scales(
+                inputs["QuantizationTensors"][0], rng
+            )
         if not unique_targets or requires_hold(operator, inputs):
             return inputs
     return inputs

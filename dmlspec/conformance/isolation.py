@@ -62,6 +62,10 @@ class _Closed(Exception):
     """The other end of the pipe is gone."""
 
 
+# ml_dtypes' types that np.save writes as raw bytes ('|V1'): sent as UINT8 and viewed back.
+_VIEWED = ("int4", "uint4")
+
+
 def _frame(header: dict[str, Any], arrays: Mapping[str, Any]) -> bytes:
     """A header and arrays; a value may be a list of arrays (a tensor-array field)."""
     entries, blobs = [], []
@@ -69,19 +73,24 @@ def _frame(header: dict[str, Any], arrays: Mapping[str, Any]) -> bytes:
         listed = isinstance(value, list | tuple)
         for index, array in enumerate(value) if listed else [(None, value)]:
             buffer = io.BytesIO()
-            np.save(buffer, np.asarray(array), allow_pickle=False)
+            array = np.asarray(array)
+            viewed = array.dtype.name if array.dtype.name in _VIEWED else None
+            np.save(buffer, array.view(np.uint8) if viewed else array, allow_pickle=False)
             blobs.append(buffer.getvalue())
-            entries.append([name, index, len(blobs[-1])])
+            entries.append([name, index, len(blobs[-1]), viewed])
     text = json.dumps({**header, "arrays": entries}).encode()
     return b"".join([_LENGTH.pack(len(text)), text, *blobs])
 
 
 def _arrays(header: dict[str, Any], read: Any) -> dict[str, Any]:
     arrays: dict[str, Any] = {}
-    for name, index, size in header.get("arrays", []):
+    for name, index, size, *rest in header.get("arrays", []):
+        viewed = rest[0] if rest else None
         if not isinstance(size, int) or not 0 <= size <= int(MAX_BUFFER_BYTES) + 4096:
             raise _Closed(f"an array of {quote(size)} bytes, over the limit")
         array = np.load(io.BytesIO(read(size)), allow_pickle=False)
+        if viewed in _VIEWED:
+            array = array.view(np.dtype(viewed))
         if index is None:
             arrays[str(name)] = array
         else:

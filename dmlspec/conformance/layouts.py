@@ -128,7 +128,9 @@ def strided_case(
         tensor = desc[field.name]
         sizes = list(tensor["Sizes"])
         strides = _strides(layout, sizes, rng)
-        if strides is None:
+        # INT4 and UINT4 buffers are DirectML's packed nibbles, which no NumPy element view
+        # holds: such tensors stay packed (logical arrays, one value per element).
+        if strides is None or catalog.common.data_type(tensor["DataType"]).bits < 8:
             applied.append((field.name, PACKED))
             continue
         dtype = np.dtype(catalog.common.data_type(tensor["DataType"]).numpy)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from ..binding import bind_desc
@@ -20,6 +21,7 @@ from ..expr.solve import guard_of
 from ..model import Catalog, OperatorSpec
 
 __all__ = [
+    "items_as_required",
     "ones_where_required",
     "partition_along_axis",
     "presence_allows",
@@ -185,6 +187,82 @@ def partition_along_axis(spec: OperatorSpec, desc: dict[str, Any], rng: random.R
             for tensor, part in zip(tensors, parts, strict=True):
                 tensor["Sizes"] = [part if d == index else n for d, n in enumerate(base)]
             desc[other.id]["Sizes"] = [sum(parts) if d == index else n for d, n in enumerate(base)]
+
+
+def _item(node: nodes.Node, desc: dict[str, Any]) -> dict[str, Any] | None:
+    """The tensor desc `item_sizes(Ts, k)` or `item_data_type(Ts, k)` names, if drawn."""
+    match node:
+        case nodes.Call(
+            func="item_sizes" | "item_data_type",
+            args=(nodes.Name(id=name), nodes.Literal(value=int() as index)),
+        ):
+            items = desc.get(name)
+            if isinstance(items, list) and 0 <= index < len(items):
+                item = items[index]
+                return item if isinstance(item, dict) else None
+    return None
+
+
+def items_as_required(
+    spec: OperatorSpec,
+    desc: dict[str, Any],
+    rng: random.Random,
+    allowed: Mapping[str, set[str]] | None = None,
+) -> None:
+    """Items of a tensor array that rules give a type and sizes of their own (QUANTIZE's scale
+    and zero point: `item_data_type(Ts, k) == T.DataType`, `item_sizes(Ts, 1) ==
+    item_sizes(Ts, 0)`, `each_divides(item_sizes(Ts, 0), T.Sizes)`): set so that the rules
+    hold, the divisors drawn per dimension (1, the whole size, or another divisor). A type rule
+    keeps the item's drawn type (a forced cell) and gives it to T where T's `allowed` types hold
+    it, else the item takes T's."""
+    copies = []
+    for constraint in spec.constraints:
+        if constraint.constraint_class != "error":
+            continue
+        match constraint.expr.tree:
+            case nodes.Compare(
+                ops=("==",),
+                first=left,
+                rest=(nodes.Member(obj=nodes.Name(id=name), member="DataType"),),
+            ):
+                item = _item(left, desc)
+                if item is None or not isinstance(desc.get(name), dict):
+                    continue
+                if item["DataType"] in (allowed or {}).get(name, ()):
+                    desc[name]["DataType"] = item["DataType"]
+                else:
+                    item["DataType"] = desc[name]["DataType"]
+            case nodes.Call(
+                func="each_divides",
+                args=(divisor, nodes.Member(obj=nodes.Name(id=name), member="Sizes")),
+            ):
+                item = _item(divisor, desc)
+                sizes = desc.get(name, {}).get("Sizes")
+                if item is None or not isinstance(sizes, list):
+                    continue
+                item["Sizes"] = [_divisor(n, rng) for n in sizes]
+            case nodes.Compare(
+                ops=("==",),
+                first=nodes.Call(func="item_sizes") as left,
+                rest=(nodes.Call(func="item_sizes") as right,),
+            ):
+                copies.append((left, right))
+    for left, right in copies:  # after the sizes they copy were drawn
+        target, source = _item(left, desc), _item(right, desc)
+        if target is not None and source is not None:
+            target["Sizes"] = list(source["Sizes"])
+
+
+def _divisor(size: int, rng: random.Random) -> int:
+    """1 (per tensor along this dimension), the size (per element), or another divisor (a
+    block of size // divisor elements), at random."""
+    divisors = [d for d in range(2, size) if size % d == 0]
+    choice = rng.random()
+    if choice < 0.5 or size == 1:
+        return 1
+    if choice < 0.75 or not divisors:
+        return size
+    return rng.choice(divisors)
 
 
 def windows_inside(

@@ -187,6 +187,38 @@ _FUNCTION_LIST = [
         lambda facts, ts, axis: [list(lists.member(x, "Sizes"))[axis] for x in ts],
     ),
     Function(
+        "item_sizes",
+        "item_sizes(ts: tensors, k: int) -> list",
+        "The Sizes of item k of a tensor array (QUANTIZE's scale or zero point); absent when "
+        "the array holds no item k, so a rule reading it does not apply.",
+        fixed(TENSORS, INT, returns=LIST),
+        lambda facts, ts, k: list(lists.item_member(ts, k, "Sizes")),
+    ),
+    Function(
+        "item_data_type",
+        "item_data_type(ts: tensors, k: int) -> enum DML_TENSOR_DATA_TYPE",
+        "The DataType of item k of a tensor array; absent when the array holds no item k.",
+        fixed(TENSORS, INT, returns=DATA_TYPE),
+        lambda facts, ts, k: lists.item_member(ts, k, "DataType"),
+    ),
+    Function(
+        "item_values",
+        "item_values(ts: tensors, k: int) -> array",
+        "The data of item k of a tensor array (QUANTIZE's scales); absent when the array holds "
+        "no item k.",
+        fixed(TENSORS, INT, returns=ARRAY),
+        lambda facts, ts, k: lists.item_member(ts, k, "Values"),
+        data_only=True,
+    ),
+    Function(
+        "each_divides",
+        "each_divides(xs: list, ys: list) -> bool",
+        "xs[i] is positive and divides ys[i] for every i, for two lists of one length (a "
+        "blocked quantization tensor's sizes: one value per block of ys[i] // xs[i]).",
+        fixed(LIST, LIST, returns=BOOL),
+        lambda facts, xs, ys: all(x > 0 and y % x == 0 for x, y in lists.paired(xs, ys)),
+    ),
+    Function(
         "broadcastable",
         "broadcastable(sizes: list, target: list) -> bool",
         "Same length, and every size is 1 or equals the target's size in that dimension.",
@@ -513,6 +545,15 @@ _FUNCTION_LIST = [
         "Element-wise: a is not NaN (true everywhere for integer data).",
         fixed(ARRAY, returns=MASK),
         masks.not_nan,
+        data_only=True,
+    ),
+    Function(
+        "spans",
+        "spans(a: array, x: number) -> bool",
+        "min(a) <= x <= max(a) and min(a) < max(a), NaN left out: the elements' range holds x "
+        "and is more than one value (DYNAMIC_QUANTIZE_LINEAR's input range and 0).",
+        fixed(ARRAY, NUMBER, returns=BOOL),
+        masks.spans,
         data_only=True,
     ),
     Function(

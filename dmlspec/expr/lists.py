@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .errors import Absent
 from .facts import Facts
 
 __all__ = [
     "broadcastable",
+    "item_member",
     "largest",
     "member",
     "pad_left",
@@ -35,6 +37,14 @@ def member(tensor: Any, name: str) -> Any:
     """A member of a tensor as the validators (attributes) or the evaluator (.get) hold it."""
     reader = getattr(type(tensor), "get", None)  # TensorValue; TensorView reads attributes
     return reader(tensor, name) if callable(reader) else getattr(tensor, name)
+
+
+def item_member(tensors: Sequence[Any], index: int, name: str) -> Any:
+    """A member of item `index` of a tensor array; an item the array does not hold is absent,
+    so a rule about it does not apply (QUANTIZE's zero point, given with SCALE_ZERO_POINT)."""
+    if not 0 <= index < len(tensors):
+        raise Absent(f"item {index} of a tensor array of {len(tensors)}")
+    return member(tensors[index], name)
 
 
 def sizes_except(sizes: list[int], axis: int) -> list[int]:

@@ -30,6 +30,7 @@ __all__ = [
     "not_nan",
     "power_fits",
     "same_parity",
+    "spans",
     "whole",
 ]
 
@@ -42,6 +43,16 @@ def _exact(values: np.ndarray) -> np.ndarray:
 def not_nan(facts: Facts, values: np.ndarray) -> np.ndarray:
     array = np.asarray(values)
     return ~np.isnan(array) if array.dtype.kind == "f" else np.ones(array.shape, dtype=bool)
+
+
+def spans(facts: Facts, values: np.ndarray, x: int | float) -> bool:
+    """min(a) <= x <= max(a) with min(a) < max(a), over the elements that are not NaN."""
+    array = np.asarray(values).astype(np.float64).reshape(-1)
+    array = array[~np.isnan(array)]
+    if array.size == 0:
+        return False
+    low, high = float(array.min()), float(array.max())
+    return low <= x <= high and low < high
 
 
 def finite(facts: Facts, values: np.ndarray) -> np.ndarray:

@@ -15,13 +15,13 @@ __all__ = ["OPSET", "make_model"]
 OPSET = 18
 
 
-def make_model(graph: Any, **fields: Any) -> Any:
-    """`onnx.helper.make_model(graph, **fields)` importing OPSET of the default domain (and
-    version 1 of any other domain a node names), with the oldest IR version that supports
-    it."""
+def make_model(graph: Any, opset: int = OPSET, **fields: Any) -> Any:
+    """`onnx.helper.make_model(graph, **fields)` importing `opset` (OPSET unless a graph needs
+    a newer operator version) of the default domain (and version 1 of any other domain a node
+    names), with the oldest IR version that supports it."""
     from onnx import helper
 
-    default = [helper.make_opsetid("", OPSET)]
+    default = [helper.make_opsetid("", opset)]
     opsets = list(default)
     # a contrib operator's domain (onnxruntime's com.microsoft), at its version 1
     domains = sorted({node.domain for node in graph.node} - {"", "ai.onnx"})

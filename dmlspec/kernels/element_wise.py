@@ -390,7 +390,7 @@ def _bits_of(x: Array) -> Array:
 
 
 def _quantize(value: Array, scale: Array, zero_point: Array | None, output_type: str) -> Array:
-    info = np.iinfo(jnp.dtype(output_type))
+    info = jnp.iinfo(jnp.dtype(output_type))  # type: ignore[no-untyped-call]  # INT4, UINT4 too
     offset = jnp.zeros((), jnp.float32) if zero_point is None else zero_point.astype(jnp.float32)
     quantized = jnp.round(value.astype(jnp.float32) / scale.astype(jnp.float32)) + offset
     return jnp.clip(quantized, info.min, info.max)

@@ -25,6 +25,7 @@ from .generator import generator
 from .normalization import normalization
 from .optimizer import optimizer
 from .pooling import pooling
+from .quantization import quantization
 from .reduction import reduction
 from .resampling import resampling
 from .roi import roi
@@ -39,6 +40,7 @@ __all__ = [
     "normalization",
     "optimizer",
     "pooling",
+    "quantization",
     "reduction",
     "resampling",
     "roi",

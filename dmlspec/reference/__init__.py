@@ -16,8 +16,9 @@ NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (G
 (MEAN_VARIANCE_NORMALIZATION(1, 2), BATCH_NORMALIZATION and its training and gradient forms;
 `run_exact` for all, their bounds from dmlspec.normalization), `roi` (ROI_ALIGN, ROI_ALIGN1,
 ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too), `divisive_normalization`
-(LOCAL_RESPONSE_NORMALIZATION and its gradient, LP_NORMALIZATION) and `optimizer`
-(ADAM_OPTIMIZER), both with `run_exact`. Which
+(LOCAL_RESPONSE_NORMALIZATION and its gradient, LP_NORMALIZATION), `optimizer`
+(ADAM_OPTIMIZER), both with `run_exact`, and `quantization` (QUANTIZE, DEQUANTIZE,
+DYNAMIC_QUANTIZE_LINEAR; the other roundings of a quotient recorded as a cell's writes). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -55,6 +56,7 @@ from .optimizer import EXACT as OPTIMIZER_EXACT
 from .optimizer import OPTIMIZER
 from .pooling import EXACT as POOLING_EXACT
 from .pooling import POOLING
+from .quantization import QUANTIZATION
 from .reduction import REDUCTIONS
 from .resampling import EXACT as RESAMPLING_EXACT
 from .resampling import RESAMPLING
@@ -84,6 +86,7 @@ _FAMILIES = {
     **OPTIMIZER,
     **POOLING,
     **REDUCTIONS,
+    **QUANTIZATION,
     **RESAMPLING,
     **ROI,
     **SCATTER,

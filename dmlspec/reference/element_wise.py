@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ..errors import InvalidOperator, Unsupported
@@ -133,7 +134,7 @@ def quantize_linear(value: Any, scale: Any, zero_point: Any, dtype: np.dtype[Any
     """clamp(round(value / scale) + zero_point, Min, Max), Min/Max the range of integer type
     `dtype` (in FLOAT64, not yet converted); round() names no tie rule: halves go to even.
     The quantized operators of other families quantize through it."""
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]  # INT4, UINT4 too
     return np.clip(np.rint(value / scale) + zero_point, int(info.min), int(info.max))
 
 

@@ -430,6 +430,10 @@ def _requires_outcomes(
         tensor = read.values.get(name)
         if isinstance(tensor, TensorView):
             tensor.members[DATA_MEMBER] = np.asarray(data)
+        elif isinstance(tensor, list) and isinstance(data, list):  # a tensor array, by item
+            for item, item_data in zip(tensor, data, strict=False):
+                if isinstance(item, TensorView):
+                    item.members[DATA_MEMBER] = np.asarray(item_data)
     view = View({**read.values, "FeatureLevel": level}, table.definitions)
     return read, view, _outcomes(table.rules + table.requires, view, wanted=table.requires)
 

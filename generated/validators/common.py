@@ -46,8 +46,8 @@ DATA_TYPES = {
     "FLOAT64": DataTypeInfo("float", 64, "float64", "3_0"),
     "UINT64": DataTypeInfo("unsigned", 64, "uint64", "3_0"),
     "INT64": DataTypeInfo("signed", 64, "int64", "3_0"),
-    "UINT4": DataTypeInfo("unsigned", 4, None, "6_3"),
-    "INT4": DataTypeInfo("signed", 4, None, "6_3"),
+    "UINT4": DataTypeInfo("unsigned", 4, "uint4", "6_3"),
+    "INT4": DataTypeInfo("signed", 4, "int4", "6_3"),
 }
 
 ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {

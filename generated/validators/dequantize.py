@@ -54,6 +54,44 @@ def _c1(d: View) -> bool:
     )
 
 
+def _c2(d: View) -> bool:
+    """DEQUANTIZE.C2: QuantizationType must be SCALE or SCALE_ZERO_POINT."""
+    return bool(d.QuantizationType == "SCALE" or d.QuantizationType == "SCALE_ZERO_POINT")
+
+
+def _c3(d: View) -> bool:
+    """DEQUANTIZE.C3: QuantizationTensorCount must be 1 for SCALE and 2 for SCALE_ZERO_POINT."""
+    return bool(
+        (d.QuantizationType == "SCALE" and d.QuantizationTensorCount == 1)
+        or (d.QuantizationType == "SCALE_ZERO_POINT" and d.QuantizationTensorCount == 2)
+    )
+
+
+def _c4(d: View) -> bool:
+    """DEQUANTIZE.C4: OutputTensor.Sizes must be InputTensor.Sizes."""
+    return bool(d.OutputTensor.Sizes == d.InputTensor.Sizes)
+
+
+def _c5(d: View) -> bool:
+    """DEQUANTIZE.C5: the scale (QuantizationTensors[0]) must have OutputTensor's DataType."""
+    return bool(fn.item_data_type(d.QuantizationTensors, 0) == d.OutputTensor.DataType)
+
+
+def _c6(d: View) -> bool:
+    """DEQUANTIZE.C6: the zero point (QuantizationTensors[1]) must have InputTensor's DataType."""
+    return bool(fn.item_data_type(d.QuantizationTensors, 1) == d.InputTensor.DataType)
+
+
+def _c7(d: View) -> bool:
+    """DEQUANTIZE.C7: each size of the scale must divide InputTensor's size in that dimension."""
+    return bool(fn.each_divides(fn.item_sizes(d.QuantizationTensors, 0), d.InputTensor.Sizes))
+
+
+def _c8(d: View) -> bool:
+    """DEQUANTIZE.C8: the zero point (QuantizationTensors[1]) must have the scale's Sizes."""
+    return bool(fn.item_sizes(d.QuantizationTensors, 1) == fn.item_sizes(d.QuantizationTensors, 0))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -70,6 +108,94 @@ RULES: tuple[Rule, ...] = (
             ("OutputTensor.DimensionCount", lambda d: d.OutputTensor.DimensionCount),
             ("QuantizationTensors", lambda d: d.QuantizationTensors),
             ("InputTensor", lambda d: d.InputTensor),
+        ),
+    ),
+    Rule(
+        "DEQUANTIZE.C2",
+        _c2,
+        "QuantizationType must be SCALE or SCALE_ZERO_POINT",
+        "/QuantizationType",
+        operands=(
+            ("QuantizationType", lambda d: d.QuantizationType),
+        ),
+    ),
+    Rule(
+        "DEQUANTIZE.C3",
+        _c3,
+        "QuantizationTensorCount must be 1 for SCALE and 2 for SCALE_ZERO_POINT",
+        "/QuantizationType",
+        depends_on=("DEQUANTIZE.C2",),
+        operands=(
+            ("QuantizationType", lambda d: d.QuantizationType),
+            ("QuantizationTensorCount", lambda d: d.QuantizationTensorCount),
+        ),
+    ),
+    Rule(
+        "DEQUANTIZE.C4",
+        _c4,
+        "OutputTensor.Sizes must be InputTensor.Sizes",
+        "/OutputTensor/Sizes",
+        depends_on=("DEQUANTIZE.C1",),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "DEQUANTIZE.C5",
+        _c5,
+        "the scale (QuantizationTensors[0]) must have OutputTensor's DataType",
+        "/QuantizationTensors",
+        operands=(
+            (
+                "item_data_type(QuantizationTensors, 0)",
+                lambda d: fn.item_data_type(d.QuantizationTensors, 0),
+            ),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "DEQUANTIZE.C6",
+        _c6,
+        "the zero point (QuantizationTensors[1]) must have InputTensor's DataType",
+        "/QuantizationTensors",
+        operands=(
+            (
+                "item_data_type(QuantizationTensors, 1)",
+                lambda d: fn.item_data_type(d.QuantizationTensors, 1),
+            ),
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "DEQUANTIZE.C7",
+        _c7,
+        "each size of the scale must divide InputTensor's size in that dimension",
+        "/QuantizationTensors",
+        depends_on=("DEQUANTIZE.C1",),
+        operands=(
+            (
+                "item_sizes(QuantizationTensors, 0)",
+                lambda d: fn.item_sizes(d.QuantizationTensors, 0),
+            ),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "DEQUANTIZE.C8",
+        _c8,
+        "the zero point (QuantizationTensors[1]) must have the scale's Sizes",
+        "/QuantizationTensors",
+        depends_on=("DEQUANTIZE.C1",),
+        operands=(
+            (
+                "item_sizes(QuantizationTensors, 1)",
+                lambda d: fn.item_sizes(d.QuantizationTensors, 1),
+            ),
+            (
+                "item_sizes(QuantizationTensors, 0)",
+                lambda d: fn.item_sizes(d.QuantizationTensors, 0),
+            ),
         ),
     ),
 )
@@ -112,7 +238,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a DEQUANTIZE operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 1 DEQUANTIZE error
+    the level, the tensor rules, the support table row in force and the 8 DEQUANTIZE error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

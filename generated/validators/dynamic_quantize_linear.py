@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -58,6 +59,46 @@ def _c2(d: View) -> bool:
     return bool(fn.all_equal(d.OutputTensor.DataType, d.OutputZeroPointTensor.DataType))
 
 
+def _c3(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.C3: OutputTensor.Sizes must be InputTensor.Sizes."""
+    return bool(d.OutputTensor.Sizes == d.InputTensor.Sizes)
+
+
+def _c4(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.C4: OutputScaleTensor must hold 1 element (every size 1)."""
+    return bool(fn.all_ones(d.OutputScaleTensor.Sizes))
+
+
+def _c5(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.C5: OutputZeroPointTensor must hold 1 element (every size 1)."""
+    return bool(fn.all_ones(d.OutputZeroPointTensor.Sizes))
+
+
+def _r1(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.R1: InputTensor must hold only finite values."""
+    return bool(fn.all(fn.finite(d.InputTensor.Values)))
+
+
+def _r2(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.R2: InputTensor must hold only finite values."""
+    return bool(fn.all(fn.finite(d.InputTensor.Values)))
+
+
+def _r3(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.R3: InputTensor must hold only finite values."""
+    return bool(fn.all(fn.finite(d.InputTensor.Values)))
+
+
+def _r4(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.R4: InputTensor's range must hold 0 and more than one value."""
+    return bool(fn.spans(d.InputTensor.Values, 0))
+
+
+def _r5(d: View) -> bool:
+    """DYNAMIC_QUANTIZE_LINEAR.R5: InputTensor's range must hold 0 and more than one value."""
+    return bool(fn.spans(d.InputTensor.Values, 0))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -89,9 +130,111 @@ RULES: tuple[Rule, ...] = (
             ("OutputZeroPointTensor.DataType", lambda d: d.OutputZeroPointTensor.DataType),
         ),
     ),
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.C3",
+        _c3,
+        "OutputTensor.Sizes must be InputTensor.Sizes",
+        "/OutputTensor/Sizes",
+        depends_on=("DYNAMIC_QUANTIZE_LINEAR.C1",),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.C4",
+        _c4,
+        "OutputScaleTensor must hold 1 element (every size 1)",
+        "/OutputScaleTensor/Sizes",
+        operands=(
+            ("OutputScaleTensor.Sizes", lambda d: d.OutputScaleTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.C5",
+        _c5,
+        "OutputZeroPointTensor must hold 1 element (every size 1)",
+        "/OutputZeroPointTensor/Sizes",
+        operands=(
+            ("OutputZeroPointTensor.Sizes", lambda d: d.OutputZeroPointTensor.Sizes),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.R1",
+        _r1,
+        "InputTensor must hold only finite values",
+        "/InputTensor/Values",
+        operands=(
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.R2",
+        _r2,
+        "InputTensor must hold only finite values",
+        "/InputTensor/Values",
+        operands=(
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputScaleTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.R3",
+        _r3,
+        "InputTensor must hold only finite values",
+        "/InputTensor/Values",
+        operands=(
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputZeroPointTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.R4",
+        _r4,
+        "InputTensor's range must hold 0 and more than one value",
+        "/InputTensor/Values",
+        depends_on=("DYNAMIC_QUANTIZE_LINEAR.R1",),
+        operands=(
+            ("InputTensor.Values", lambda d: d.InputTensor.Values),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "DYNAMIC_QUANTIZE_LINEAR.R5",
+        _r5,
+        "InputTensor's range must hold 0 and more than one value",
+        "/InputTensor/Values",
+        depends_on=("DYNAMIC_QUANTIZE_LINEAR.R1",),
+        operands=(
+            ("InputTensor.Values", lambda d: d.InputTensor.Values),
+        ),
+        undefined=Undefined(
+            "OutputZeroPointTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -133,7 +276,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a DYNAMIC_QUANTIZE_LINEAR operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 2
+    availability at the level, the tensor rules, the support table row in force and the 5
     DYNAMIC_QUANTIZE_LINEAR error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -142,7 +285,9 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (DYNAMIC_QUANTIZE_LINEAR.R1, DYNAMIC_QUANTIZE_LINEAR.R2,
+    DYNAMIC_QUANTIZE_LINEAR.R3, DYNAMIC_QUANTIZE_LINEAR.R4, DYNAMIC_QUANTIZE_LINEAR.R5) of a
+    valid desc against input arrays keyed by tensor field; raises InvalidOperator for an invalid
+    desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -54,6 +55,57 @@ def _c1(d: View) -> bool:
     )
 
 
+def _c2(d: View) -> bool:
+    """QUANTIZE.C2: QuantizationType must be SCALE or SCALE_ZERO_POINT."""
+    return bool(d.QuantizationType == "SCALE" or d.QuantizationType == "SCALE_ZERO_POINT")
+
+
+def _c3(d: View) -> bool:
+    """QUANTIZE.C3: QuantizationTensorCount must be 1 for SCALE and 2 for SCALE_ZERO_POINT."""
+    return bool(
+        (d.QuantizationType == "SCALE" and d.QuantizationTensorCount == 1)
+        or (d.QuantizationType == "SCALE_ZERO_POINT" and d.QuantizationTensorCount == 2)
+    )
+
+
+def _c4(d: View) -> bool:
+    """QUANTIZE.C4: OutputTensor.Sizes must be InputTensor.Sizes."""
+    return bool(d.OutputTensor.Sizes == d.InputTensor.Sizes)
+
+
+def _c5(d: View) -> bool:
+    """QUANTIZE.C5: the scale (QuantizationTensors[0]) must have InputTensor's DataType."""
+    return bool(fn.item_data_type(d.QuantizationTensors, 0) == d.InputTensor.DataType)
+
+
+def _c6(d: View) -> bool:
+    """QUANTIZE.C6: the zero point (QuantizationTensors[1]) must have OutputTensor's DataType."""
+    return bool(fn.item_data_type(d.QuantizationTensors, 1) == d.OutputTensor.DataType)
+
+
+def _c7(d: View) -> bool:
+    """QUANTIZE.C7: each size of the scale must divide InputTensor's size in that dimension."""
+    return bool(fn.each_divides(fn.item_sizes(d.QuantizationTensors, 0), d.InputTensor.Sizes))
+
+
+def _c8(d: View) -> bool:
+    """QUANTIZE.C8: the zero point (QuantizationTensors[1]) must have the scale's Sizes."""
+    return bool(fn.item_sizes(d.QuantizationTensors, 1) == fn.item_sizes(d.QuantizationTensors, 0))
+
+
+def _r1(d: View) -> bool:
+    """QUANTIZE.R1: every scale must be finite and not 0."""
+    return bool(
+        fn.all(fn.not_equal(fn.item_values(d.QuantizationTensors, 0), 0))
+        and fn.all(fn.finite(fn.item_values(d.QuantizationTensors, 0)))
+    )
+
+
+def _r2(d: View) -> bool:
+    """QUANTIZE.R2: InputTensor must hold no NaN."""
+    return bool(fn.all(fn.not_nan(d.InputTensor.Values)))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -72,9 +124,133 @@ RULES: tuple[Rule, ...] = (
             ("InputTensor", lambda d: d.InputTensor),
         ),
     ),
+    Rule(
+        "QUANTIZE.C2",
+        _c2,
+        "QuantizationType must be SCALE or SCALE_ZERO_POINT",
+        "/QuantizationType",
+        operands=(
+            ("QuantizationType", lambda d: d.QuantizationType),
+        ),
+    ),
+    Rule(
+        "QUANTIZE.C3",
+        _c3,
+        "QuantizationTensorCount must be 1 for SCALE and 2 for SCALE_ZERO_POINT",
+        "/QuantizationType",
+        depends_on=("QUANTIZE.C2",),
+        operands=(
+            ("QuantizationType", lambda d: d.QuantizationType),
+            ("QuantizationTensorCount", lambda d: d.QuantizationTensorCount),
+        ),
+    ),
+    Rule(
+        "QUANTIZE.C4",
+        _c4,
+        "OutputTensor.Sizes must be InputTensor.Sizes",
+        "/OutputTensor/Sizes",
+        depends_on=("QUANTIZE.C1",),
+        operands=(
+            ("OutputTensor.Sizes", lambda d: d.OutputTensor.Sizes),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZE.C5",
+        _c5,
+        "the scale (QuantizationTensors[0]) must have InputTensor's DataType",
+        "/QuantizationTensors",
+        operands=(
+            (
+                "item_data_type(QuantizationTensors, 0)",
+                lambda d: fn.item_data_type(d.QuantizationTensors, 0),
+            ),
+            ("InputTensor.DataType", lambda d: d.InputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "QUANTIZE.C6",
+        _c6,
+        "the zero point (QuantizationTensors[1]) must have OutputTensor's DataType",
+        "/QuantizationTensors",
+        operands=(
+            (
+                "item_data_type(QuantizationTensors, 1)",
+                lambda d: fn.item_data_type(d.QuantizationTensors, 1),
+            ),
+            ("OutputTensor.DataType", lambda d: d.OutputTensor.DataType),
+        ),
+    ),
+    Rule(
+        "QUANTIZE.C7",
+        _c7,
+        "each size of the scale must divide InputTensor's size in that dimension",
+        "/QuantizationTensors",
+        depends_on=("QUANTIZE.C1",),
+        operands=(
+            (
+                "item_sizes(QuantizationTensors, 0)",
+                lambda d: fn.item_sizes(d.QuantizationTensors, 0),
+            ),
+            ("InputTensor.Sizes", lambda d: d.InputTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "QUANTIZE.C8",
+        _c8,
+        "the zero point (QuantizationTensors[1]) must have the scale's Sizes",
+        "/QuantizationTensors",
+        depends_on=("QUANTIZE.C1",),
+        operands=(
+            (
+                "item_sizes(QuantizationTensors, 1)",
+                lambda d: fn.item_sizes(d.QuantizationTensors, 1),
+            ),
+            (
+                "item_sizes(QuantizationTensors, 0)",
+                lambda d: fn.item_sizes(d.QuantizationTensors, 0),
+            ),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "QUANTIZE.R1",
+        _r1,
+        "every scale must be finite and not 0",
+        "/QuantizationTensors",
+        operands=(
+            (
+                "not_equal(item_values(QuantizationTensors, 0), 0)",
+                lambda d: fn.not_equal(fn.item_values(d.QuantizationTensors, 0), 0),
+            ),
+            (
+                "finite(item_values(QuantizationTensors, 0))",
+                lambda d: fn.finite(fn.item_values(d.QuantizationTensors, 0)),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZE.R2",
+        _r2,
+        "InputTensor must hold no NaN",
+        "/InputTensor/Values",
+        operands=(
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: fn.cells_where_not(fn.not_nan(d.InputTensor.Values), d.OutputTensor.Sizes),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -112,7 +288,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a QUANTIZE operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 1 QUANTIZE error constraints.
+    level, the tensor rules, the support table row in force and the 8 QUANTIZE error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -120,7 +296,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (QUANTIZE.R1, QUANTIZE.R2) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

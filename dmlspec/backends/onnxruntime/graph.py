@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import Unsupported
-from ...interop.onnx_models import make_model
+from ...interop.onnx_models import OPSET, make_model
 from .provider import Provider, new_session, opened
 
 __all__ = [
@@ -47,6 +47,8 @@ ONNX_TYPES = {
     "float64": 11,
     "uint32": 12,
     "uint64": 13,
+    "uint4": 21,  # opset 21 (QuantizeLinear, DequantizeLinear, Cast)
+    "int4": 22,
 }
 
 # (op_type, inputs, outputs, attributes): hashable, so that graphs key the session cache.
@@ -71,7 +73,8 @@ def bit_type(dtype: Any) -> np.dtype[Any]:
 class Graph:
     """An ONNX graph under construction: values are names, each with a known NumPy type."""
 
-    def __init__(self) -> None:
+    def __init__(self, opset: int = OPSET) -> None:
+        self.opset = opset  # the default domain's version the graph imports
         self.feeds: dict[str, np.ndarray] = {}
         self.nodes: list[Node] = []
         self.types: dict[str, np.dtype[Any]] = {}
@@ -174,7 +177,8 @@ class Graph:
         )
         ops = sorted({node[0] for node in self.nodes})
         try:
-            session = opened(_session, (signature, tuple(self.nodes), wanted), ", ".join(ops))
+            key = (signature, tuple(self.nodes), wanted, self.opset)
+            session = opened(_session, key, ", ".join(ops))
             results = session.run(list(dict.fromkeys(outputs)), self.feeds)
         except (NotImplemented, InvalidGraph) as error:
             raise Unsupported(f"onnxruntime cannot run {', '.join(ops)} here: {error}") from None
@@ -230,14 +234,14 @@ def _session(key: tuple[Any, ...], provider: Provider) -> Any:
     import onnxruntime
     from onnx import helper
 
-    signature, nodes, outputs = key
+    signature, nodes, outputs, opset = key
     graph = helper.make_graph(
         _make_nodes(nodes),
         "dmlspec",
         [_value_info(*value) for value in signature],
         [_value_info(*value) for value in dict.fromkeys(outputs)],
     )
-    model = make_model(graph)
+    model = make_model(graph, opset)
     onnx.checker.check_model(model)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
