@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from dmlspec import ops, reference
+from dmlspec.backends import load_backend
+from dmlspec.interop.dispatch import run_model
 from dmlspec.validation import check_requires, validate_operator
 
 from .conftest import REPO_ROOT
+from .test_conformance import conformance
 
 DXDISPATCH = REPO_ROOT.parent / "shared" / "reference" / "dxdispatch"
 GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
@@ -129,3 +135,133 @@ def test_rows_past_a_sequences_length_are_undefined() -> None:
     full = copy.deepcopy(lengths)
     full[...] = 3
     assert check_requires(operator, {"SequenceLengthsTensor": full}).satisfied
+
+
+def _run_both(operator: dict[str, Any], inputs: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """The kernel's and the reference's outputs."""
+    return [
+        {k: np.asarray(v) for k, v in ops.run(operator, inputs).items()},
+        reference.run(operator, inputs),
+    ]
+
+
+def _f32(*values: Any) -> np.ndarray:
+    return np.array(values, np.float32)
+
+
+def test_rnn_by_hand_both_directions_and_lengths() -> None:
+    # hidden 1, input 1, batch 2, 3 steps, IDENTITY: h_t = w x_t + r h_t-1 + wb + rb
+    operator = recurrent("RNN", "BIDIRECTIONAL", steps=3, batch=2, inputs=1, hidden=1)
+    operator["desc"]["ActivationDescs"] = [{"Type": "ACTIVATION_IDENTITY"}] * 2
+    x = _f32(1, 10, 2, 20, 3, 30).reshape(1, 3, 2, 1)
+    inputs = {
+        "InputTensor": x,
+        "WeightTensor": _f32(1, -1).reshape(1, 2, 1, 1),
+        "RecurrenceTensor": _f32(2, 0.5).reshape(1, 2, 1, 1),
+        "BiasTensor": _f32(0.25, 0.25, 0, 1).reshape(1, 1, 2, 2),
+        "HiddenInitTensor": _f32(0, 0, 4, 8).reshape(1, 2, 2, 1),
+        "SequenceLengthsTensor": np.array([3, 2], np.uint32).reshape(1, 1, 1, 2),
+    }
+    # forward, batch 0: 1.5, 2 + 3 + 0.5 = 5.5, 3 + 11 + 0.5 = 14.5; batch 1 (2 steps): 10.5, 41.5
+    # backward (w -1, r 0.5, bias 1): batch 0 from t = 2: -3 + 2 + 1 = 0, t = 1: -2 + 0 + 1 = -1,
+    # t = 0: -1 - 0.5 + 1 = -0.5; batch 1 from t = 1: -20 + 4 + 1 = -15, t = 0: -10 - 7.5 + 1
+    sequence = np.zeros((3, 2, 2, 1), np.float32)
+    sequence[:, 0, 0, 0] = [1.5, 5.5, 14.5]
+    sequence[:2, 0, 1, 0] = [10.5, 41.5]
+    sequence[:, 1, 0, 0] = [-0.5, -1, 0]
+    sequence[:2, 1, 1, 0] = [-16.5, -15]
+    for outputs in _run_both(operator, inputs):
+        defined = np.ones(sequence.shape, bool)
+        defined[2, :, 1] = False  # past batch 1's length (R1)
+        np.testing.assert_array_equal(outputs["OutputSequenceTensor"][defined], sequence[defined])
+        np.testing.assert_array_equal(
+            outputs["OutputSingleTensor"].reshape(-1), [14.5, 41.5, -0.5, -16.5]
+        )
+
+
+def test_lstm_gates_peepholes_coupling_and_clip_by_hand() -> None:
+    # hidden 1, input 1, batch 1, 1 step; f = IDENTITY, g = IDENTITY, h = TANH; gates i, o, f, c
+    operator = recurrent("LSTM", steps=1, batch=1, inputs=1, hidden=1)
+    desc = operator["desc"]
+    desc["ActivationDescs"] = [
+        {"Type": "ACTIVATION_IDENTITY"},
+        {"Type": "ACTIVATION_IDENTITY"},
+        {"Type": "ACTIVATION_TANH"},
+    ]
+    inputs = {
+        "InputTensor": _f32(1).reshape(1, 1, 1, 1),
+        "WeightTensor": _f32(0.5, 0.25, 0.125, 2).reshape(1, 1, 4, 1),  # i, o, f, c
+        "RecurrenceTensor": _f32(0, 0, 0, 0).reshape(1, 1, 4, 1),
+        "BiasTensor": np.zeros((1, 1, 1, 8), np.float32),
+        "HiddenInitTensor": _f32(0).reshape(1, 1, 1, 1),
+        "CellMemInitTensor": _f32(4).reshape(1, 1, 1, 1),
+        "PeepholeTensor": _f32(0.125, 0.5, 0.25).reshape(1, 1, 1, 3),  # i, o, f
+        "SequenceLengthsTensor": np.ones((1, 1, 1, 1), np.uint32),
+    }
+    i = 0.5 + 0.125 * 4  # 1
+    forget = 0.125 + 0.25 * 4  # 1.125
+    c = forget * 4 + i * 2  # 6.5
+    o = 0.25 + 0.5 * c  # 3.5, the output gate peeps at the new cell
+    for outputs in _run_both(operator, inputs):
+        np.testing.assert_allclose(outputs["OutputCellSingleTensor"].item(), c, rtol=1e-6)
+        np.testing.assert_allclose(outputs["OutputSingleTensor"].item(), o * np.tanh(c), rtol=1e-6)
+    desc.update(CoupleInputForget=True, UseClipThreshold=True, ClipThreshold=3.0)
+    c = (1 - i) * 4 + i * 2  # the forget gate is 1 - i: 2
+    o = min(0.25 + 0.5 * c, 3.0)  # 1.25, clipped inputs of activations
+    for outputs in _run_both(operator, inputs):
+        np.testing.assert_allclose(outputs["OutputCellSingleTensor"].item(), c, rtol=1e-6)
+        np.testing.assert_allclose(outputs["OutputSingleTensor"].item(), o * np.tanh(c), rtol=1e-6)
+    inputs["CellMemInitTensor"] = _f32(10).reshape(1, 1, 1, 1)  # i = 0.5 + 1.25 = 1.75
+    c = (1 - 1.75) * 10 + 1.75 * 2  # -4: carried unclipped, clipped as h()'s input only
+    for outputs in _run_both(operator, inputs):
+        np.testing.assert_allclose(outputs["OutputCellSingleTensor"].item(), c, rtol=1e-6)
+        np.testing.assert_allclose(
+            outputs["OutputSingleTensor"].item(), max(0.25 + 0.5 * c, -3) * np.tanh(-3), rtol=1e-6
+        )
+
+
+@pytest.mark.parametrize("linear_before_reset", [False, True])
+def test_gru_reset_gate_before_or_after_the_linear_map_by_hand(linear_before_reset: bool) -> None:
+    # hidden 1, input 1, batch 1, 1 step; f = IDENTITY, g = IDENTITY; gates z, r, h
+    operator = recurrent("GRU", steps=1, batch=1, inputs=1, hidden=1)
+    operator["desc"]["ActivationDescs"] = [{"Type": "ACTIVATION_IDENTITY"}] * 2
+    operator["desc"]["LinearBeforeReset"] = linear_before_reset
+    inputs = {
+        "InputTensor": _f32(1).reshape(1, 1, 1, 1),
+        "WeightTensor": _f32(0.25, 0.5, 1).reshape(1, 1, 3, 1),
+        "RecurrenceTensor": _f32(0, 0, 2).reshape(1, 1, 3, 1),
+        # Wb z, r, h then Rb z, r, h
+        "BiasTensor": _f32(0, 0, 0.5, 0, 0, 4).reshape(1, 1, 1, 6),
+        "HiddenInitTensor": _f32(3).reshape(1, 1, 1, 1),
+        "SequenceLengthsTensor": np.ones((1, 1, 1, 1), np.uint32),
+    }
+    z, r = 0.25, 0.5
+    # the reset gate after the linear map of the state, or before it
+    candidate = 1 + r * (2 * 3 + 4) + 0.5 if linear_before_reset else 1 + 2 * (r * 3) + 4 + 0.5
+    for outputs in _run_both(operator, inputs):
+        np.testing.assert_allclose(
+            outputs["OutputSingleTensor"].item(), (1 - z) * candidate + z * 3, rtol=1e-6
+        )
+
+
+@pytest.mark.skipif(not DXDISPATCH.is_dir(), reason="needs ../shared/reference/dxdispatch")
+def test_dxdispatch_rnn_model_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    run_model(DXDISPATCH / "dml_rnn.json", load_backend("jax"), False)
+    printed = capsys.readouterr().out
+    # one step from a zero state: ELU(W x) per direction, W x positive (ELU the identity there)
+    x = np.arange(1, 33, dtype=np.float64).reshape(8, 4)
+    w = (1 + 0.4 * np.arange(40)).reshape(2, 5, 4)
+    expected = np.einsum("bi,dhi->dbh", x, w).astype(np.float32).reshape(-1)
+    numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", printed)]
+    np.testing.assert_allclose(numbers[-80:], expected, rtol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+@pytest.mark.parametrize("name", sorted(GATES))
+def test_the_recurrent_suites_pass(backend: str, name: str, tmp_path: Path) -> None:
+    run = conformance(backend, tmp_path, "--ops", name, "--profile", "ci", "--workers", "0")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    outcomes = [test["outcome"] for test in results["tests"]]
+    assert "failed" not in outcomes and outcomes.count("passed") >= 20

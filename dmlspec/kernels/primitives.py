@@ -22,6 +22,7 @@ from .data_movement import data_movement
 from .element_wise import element_wise
 from .generator import generator
 from .pooling import pooling
+from .recurrent import recurrent
 from .reduction import reduction
 from .resampling import resampling
 from .roi import roi
@@ -33,6 +34,7 @@ __all__ = [
     "element_wise",
     "generator",
     "pooling",
+    "recurrent",
     "reduction",
     "resampling",
     "roi",

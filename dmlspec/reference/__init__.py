@@ -13,7 +13,8 @@ NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (G
 `run_exact` gives its FLOAT64 result and bound for the dot-product accuracy model), `pooling`
 (the average, max and Lp poolings; `run_exact` too for the average and Lp ones),
 `resampling` (RESAMPLE, RESAMPLE1-3, UPSAMPLE_2D; LINEAR's `run_exact` too) and `roi`
-(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too). Which
+(ROI_ALIGN, ROI_ALIGN1, ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too) and
+`recurrent` (RNN, LSTM, GRU; `run_exact` with each step's bound carried). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -45,6 +46,8 @@ from .generator import GENERATORS
 from .layout import is_strided, logical_view, with_view_written
 from .pooling import EXACT as POOLING_EXACT
 from .pooling import POOLING
+from .recurrent import EXACT as RECURRENT_EXACT
+from .recurrent import RECURRENT
 from .reduction import REDUCTIONS
 from .resampling import EXACT as RESAMPLING_EXACT
 from .resampling import RESAMPLING
@@ -70,13 +73,20 @@ _FAMILIES = {
     **FIELD_OPERATORS,
     **GENERATORS,
     **POOLING,
+    **RECURRENT,
     **REDUCTIONS,
     **RESAMPLING,
     **ROI,
     **SCATTER,
 }
 # The operators `run_exact` computes: their FLOAT64 results for the dot-product accuracy model.
-EXACT = {**CONVOLUTION_EXACT, **POOLING_EXACT, **RESAMPLING_EXACT, **ROI_EXACT}
+EXACT = {
+    **CONVOLUTION_EXACT,
+    **POOLING_EXACT,
+    **RECURRENT_EXACT,
+    **RESAMPLING_EXACT,
+    **ROI_EXACT,
+}
 # The operators `run` computes (by spec name).
 REFERENCE_OPERATORS = ELEMENT_WISE_OPERATORS | frozenset(_FAMILIES)
 
