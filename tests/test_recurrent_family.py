@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dmlspec import ops, reference
+from dmlspec import Unsupported, ops, reference
 from dmlspec.backends import load_backend
 from dmlspec.interop.dispatch import run_model
 from dmlspec.validation import check_requires, validate_operator
@@ -212,11 +212,11 @@ def test_lstm_gates_peepholes_coupling_and_clip_by_hand() -> None:
         np.testing.assert_allclose(outputs["OutputCellSingleTensor"].item(), c, rtol=1e-6)
         np.testing.assert_allclose(outputs["OutputSingleTensor"].item(), o * np.tanh(c), rtol=1e-6)
     inputs["CellMemInitTensor"] = _f32(10).reshape(1, 1, 1, 1)  # i = 0.5 + 1.25 = 1.75
-    c = (1 - 1.75) * 10 + 1.75 * 2  # -4: carried unclipped, clipped as h()'s input only
+    c = (1 - 1.75) * 10 + 1.75 * 2  # -4: the gates' inputs are clipped, h()'s input Ct is not
     for outputs in _run_both(operator, inputs):
         np.testing.assert_allclose(outputs["OutputCellSingleTensor"].item(), c, rtol=1e-6)
         np.testing.assert_allclose(
-            outputs["OutputSingleTensor"].item(), max(0.25 + 0.5 * c, -3) * np.tanh(-3), rtol=1e-6
+            outputs["OutputSingleTensor"].item(), max(0.25 + 0.5 * c, -3) * np.tanh(c), rtol=1e-6
         )
 
 
@@ -261,6 +261,48 @@ def test_dxdispatch_rnn_model_runs(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("name", sorted(GATES))
 def test_the_recurrent_suites_pass(backend: str, name: str, tmp_path: Path) -> None:
     run = conformance(backend, tmp_path, "--ops", name, "--profile", "ci", "--workers", "0")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    outcomes = [test["outcome"] for test in results["tests"]]
+    assert "failed" not in outcomes and outcomes.count("passed") >= 20
+
+
+@pytest.mark.parametrize("name", sorted(GATES))
+def test_onnxruntime_runs_the_family_within_the_bound(name: str) -> None:
+    pytest.importorskip("onnxruntime", reason="the peers extra (onnxruntime) is not installed")
+    from dmlspec.accuracy import check_dot_product
+
+    operator = recurrent(name, "BIDIRECTIONAL", steps=3, batch=2, inputs=2, hidden=2)
+    desc = operator["desc"]
+    kinds = [{"Type": "ACTIVATION_SIGMOID"}, {"Type": "ACTIVATION_TANH"}]
+    kinds.append({"Type": "ACTIVATION_SCALED_TANH", "Alpha": 1.5, "Beta": 0.5})
+    desc["ActivationDescs"] = kinds[: ACTIVATIONS[name]] * 2
+    if name == "LSTM":  # the gates' inputs clipped, Ct (h()'s input) not: as onnxruntime
+        desc.update(UseClipThreshold=True, ClipThreshold=0.5, CoupleInputForget=True)
+    if name == "GRU":
+        desc["LinearBeforeReset"] = True
+    rng = np.random.default_rng(7)
+    inputs = {
+        field: rng.uniform(-2, 2, tensor["Sizes"]).astype(np.float32)
+        for field, tensor in desc.items()
+        if isinstance(tensor, dict) and "Output" not in field and tensor["DataType"] != "UINT32"
+    }
+    inputs["SequenceLengthsTensor"] = np.array([3, 3], np.uint32).reshape(1, 1, 1, 2)
+    got = load_backend("onnxruntime").run(operator, inputs)
+    for field, (value, bound, _) in reference.run_exact(operator, inputs).items():
+        terms = 2 + 2 + (2 if name == "RNN" else 3)
+        verdict = check_dot_product(value, bound, got[field], terms, "FLOAT32", statistics=False)
+        assert verdict.passed, (field, verdict.describe())
+    desc["ActivationDescs"][0] = {"Type": "ACTIVATION_GELU"}
+    with pytest.raises(Unsupported, match="no activation ACTIVATION_GELU"):
+        load_backend("onnxruntime").run(operator, inputs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(GATES))
+def test_the_recurrent_suites_pass_on_onnxruntime(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    run = conformance("onnxruntime", tmp_path, "--ops", name, "--profile", "ci", "--workers", "0")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     results = json.loads((tmp_path / "results.json").read_text())
     outcomes = [test["outcome"] for test in results["tests"]]

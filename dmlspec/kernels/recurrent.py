@@ -17,7 +17,7 @@ Per step (x the step's input, h and c the state, (.) the element-wise product):
         f' = f(x Wf^T + h Rf^T + Pf (.) c + Wbf + Rbf), or 1 - i with CoupleInputForget
         c~ = g(x Wc^T + h Rc^T + Wbc + Rbc);  c = f' (.) c + i (.) c~
         o = f(x Wo^T + h Ro^T + Po (.) c + Wbo + Rbo);  h = o (.) h(c)
-        with UseClipThreshold, each activation's input clipped to [-ClipThreshold, ClipThreshold]
+        with UseClipThreshold, the four gates' inputs clipped to [-ClipThreshold, ClipThreshold]
   GRU   z = f(x Wz^T + h Rz^T + Wbz + Rbz);  r = f(x Wr^T + h Rr^T + Wbr + Rbr)
         h~ = g(x Wh^T + (r (.) h) Rh^T + Rbh + Wbh), or with LinearBeforeReset
         h~ = g(x Wh^T + r (.) (h Rh^T + Rbh) + Wbh);  h = (1 - z) (.) h~ + z (.) h
@@ -103,7 +103,7 @@ def _lstm_step(
         forget = 1 - i if couple else _apply(f, clipped(f_pre + p_f * c))
         c = forget * c + i * _apply(g, clipped(c_pre))
         o = _apply(f, clipped(o_pre + p_o * c))
-        h = o * _apply(h_act, clipped(c))
+        h = o * _apply(h_act, c)
         return (h, c), h
 
     return step

@@ -211,7 +211,8 @@ def _lstm_step(dn: _Direction, f: Fields, xt: np.ndarray, state: list[np.ndarray
         )
 
     def act(index: int, a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if clip is not None:  # clipping moves no two values further apart
+        """A gate's activation of its clipped input (clipping moves no two values apart)."""
+        if clip is not None:
             a = np.minimum(np.maximum(a, -clip), clip)
         return _activate("LSTM", dn.acts[index], a, e, dn.units)
 
@@ -231,7 +232,7 @@ def _lstm_step(dn: _Direction, f: Fields, xt: np.ndarray, state: list[np.ndarray
     ec_new = e_new + 2 * u * (np.abs(kept) + np.abs(added)) + 2 * u * e_new
     o_pre, o_size, eo_pre = peeped(1, p_o, c_new, ec_new)
     o, eo = act(0, o_pre, eo_pre)
-    hc, ehc = act(2, c_new, ec_new)
+    hc, ehc = _activate("LSTM", dn.acts[2], c_new, ec_new, dn.units)  # Ct unclipped
     h_new = o * hc
     eh_new = np.abs(o) * ehc + (np.abs(hc) + ehc) * eo + u * np.abs(h_new)
     size = np.maximum.reduce([i_size, f_size, c_size, o_size])
