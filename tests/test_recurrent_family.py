@@ -15,10 +15,14 @@ import pytest
 
 from dmlspec import Unsupported, ops, reference
 from dmlspec.backends import load_backend
+from dmlspec.conformance.cases import draw_case
+from dmlspec.conformance.check import CaseFailure, run_case
+from dmlspec.conformance.suite import catalog
 from dmlspec.interop.dispatch import run_model
 from dmlspec.validation import check_requires, validate_operator
 
 from .conftest import REPO_ROOT
+from .sweeps import sweep
 from .test_conformance import conformance
 
 DXDISPATCH = REPO_ROOT.parent / "shared" / "reference" / "dxdispatch"
@@ -307,3 +311,36 @@ def test_the_recurrent_suites_pass_on_onnxruntime(name: str, tmp_path: Path) -> 
     results = json.loads((tmp_path / "results.json").read_text())
     outcomes = [test["outcome"] for test in results["tests"]]
     assert "failed" not in outcomes and outcomes.count("passed") >= 20
+
+
+# the quickest to catch first: the default suite keeps it
+BROKEN = {
+    "tests.recurrent_backends:SwappedGates": ("GRU", "LSTM"),
+    "tests.recurrent_backends:IgnoredSequenceLengths": ("GRU", "LSTM", "RNN"),
+}
+
+
+@pytest.mark.parametrize("backend", sweep([[b] for b in BROKEN], ids=list(BROKEN), kept=1))
+def test_a_broken_backend_fails_drawn_cases(backend: str) -> None:
+    # Quick: drawn cases per operator through the suites' own check, the first failure enough;
+    # the whole suites run in the slow set below.
+    broken = load_backend(backend)
+    for name in BROKEN[backend]:
+        spec = catalog().operator(name)
+        for seed in range(40):
+            try:
+                run_case(catalog(), spec, broken, draw_case(catalog(), spec, "6_4", seed))
+            except CaseFailure:
+                break
+        else:
+            pytest.fail(f"{backend} passed 40 {name} cases")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", sorted(BROKEN))
+def test_the_suites_catch_a_broken_backend(backend: str, tmp_path: Path) -> None:
+    run = conformance(backend, tmp_path, "--ops", *BROKEN[backend], "--profile", "ci")
+    assert run.returncode == 1, run.stdout[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    failed = {t["operator"] for t in results["tests"] if t["outcome"] == "failed"}
+    assert failed == set(BROKEN[backend])

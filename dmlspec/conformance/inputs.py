@@ -132,6 +132,21 @@ def _roi_boxes(desc: Mapping[str, Any], boxes: np.ndarray, rng: random.Random) -
     return flat.reshape(boxes.shape).astype(boxes.dtype)
 
 
+def _recurrent_data(inputs: dict[str, Any], rng: random.Random) -> None:
+    """A recurrent network's floating inputs (RNN, LSTM, GRU: those with a RecurrenceTensor),
+    in most cases all moderate (uniform in [-2, 2]): every element of a batch row reaches every
+    later step's output through the recurrence, so one edge value (a NaN, an infinity, a huge
+    value) leaves that whole row to any result, and edge values everywhere would leave almost
+    no drawn case judging a finite recurrence; the other cases keep them."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    if generator.random() >= 0.7:
+        return
+    for name, value in inputs.items():
+        array = np.asarray(value)
+        if array.dtype.kind == "f":
+            inputs[name] = generator.uniform(-2, 2, array.shape).astype(array.dtype)
+
+
 def draw_inputs(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -141,7 +156,8 @@ def draw_inputs(
 ) -> dict[str, Any]:
     """Input data: index tensors within the bounds the spec's requires constraints state (negative
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
-    a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`)."""
+    a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`); a recurrent network's data
+    mostly moderate (`_recurrent_data`)."""
     from ..validation import check_requires
 
     bounds = _index_bounds(catalog, spec, operator)
@@ -171,6 +187,8 @@ def draw_inputs(
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
         if "ROITensor" in inputs and "InputTensor" in desc:
             inputs["ROITensor"] = _roi_boxes(desc, inputs["ROITensor"], rng)
+        if "RecurrenceTensor" in inputs:
+            _recurrent_data(inputs, rng)
         if not unique_targets or check_requires(operator, inputs).satisfied:
             return inputs
     return inputs
