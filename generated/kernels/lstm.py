@@ -109,6 +109,9 @@ def lstm(
     CellMemInitTensor: ArrayLike | None = None,
     SequenceLengthsTensor: ArrayLike | None = None,
     PeepholeTensor: ArrayLike | None = None,
+    OutputSequenceTensor: Mapping[str, Any],
+    OutputSingleTensor: Mapping[str, Any],
+    OutputCellSingleTensor: Mapping[str, Any],
     ActivationDescCount: int | None = None,
     ActivationDescs: list[Mapping[str, Any]] | None = None,
     Direction: str | None = None,
@@ -131,6 +134,15 @@ def lstm(
     SequenceLengthsTensor: An optional tensor containing an independent seq_length for each
     element in the batch. PeepholeTensor: An optional tensor containing the weight data for
     peepholes, P.
+
+    OutputSequenceTensor: the output desc, {'DataType': ..., 'Sizes': [...]} ({} derives both;
+    None leaves it out).
+
+    OutputSingleTensor: the output desc, {'DataType': ..., 'Sizes': [...]} ({} derives both; None
+    leaves it out).
+
+    OutputCellSingleTensor: the output desc, {'DataType': ..., 'Sizes': [...]} ({} derives both;
+    None leaves it out).
 
     ActivationDescCount: This field determines the size of the *ActivationDescs* array.
     ActivationDescs: An array of [DML_OPERATOR_DESC](/windows/win32/api/directml/ns-directml-
@@ -163,7 +175,11 @@ def lstm(
             "UseClipThreshold": UseClipThreshold,
             "CoupleInputForget": CoupleInputForget,
         },
-        {},
+        {
+            "OutputSequenceTensor": OutputSequenceTensor,
+            "OutputSingleTensor": OutputSingleTensor,
+            "OutputCellSingleTensor": OutputCellSingleTensor,
+        },
         feature_level,
         False,
         None,

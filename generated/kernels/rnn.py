@@ -82,6 +82,8 @@ def rnn(
     BiasTensor: ArrayLike | None = None,
     HiddenInitTensor: ArrayLike | None = None,
     SequenceLengthsTensor: ArrayLike | None = None,
+    OutputSequenceTensor: Mapping[str, Any],
+    OutputSingleTensor: Mapping[str, Any],
     ActivationDescCount: int | None = None,
     ActivationDescs: list[Mapping[str, Any]] | None = None,
     Direction: str | None = None,
@@ -101,6 +103,12 @@ def rnn(
     containing the hidden node initializer tensor, H_[t-1] for the first loop index t.
     SequenceLengthsTensor: An optional tensor containing an independent seq_length for each
     element in the batch.
+
+    OutputSequenceTensor: the output desc, {'DataType': ..., 'Sizes': [...]} ({} derives both;
+    None leaves it out).
+
+    OutputSingleTensor: the output desc, {'DataType': ..., 'Sizes': [...]} ({} derives both; None
+    leaves it out).
 
     ActivationDescCount: This field determines the size of the *ActivationDescs* array.
     ActivationDescs: An array of [DML_OPERATOR_DESC](/windows/win32/api/directml/ns-directml-
@@ -126,7 +134,7 @@ def rnn(
             "ActivationDescs": ActivationDescs,
             "Direction": Direction,
         },
-        {},
+        {"OutputSequenceTensor": OutputSequenceTensor, "OutputSingleTensor": OutputSingleTensor},
         feature_level,
         False,
         None,
