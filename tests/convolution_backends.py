@@ -9,7 +9,6 @@ import numpy as np
 
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
-from dmlspec.backends.onnxruntime import OnnxRuntimeBackend
 from dmlspec.reference.element_wise import fused_activation
 from dmlspec.reference.layout import is_strided
 
@@ -155,13 +154,6 @@ class WrappingQuantizedMatMul(NumpyBackend):
         dtype = outputs["OutputTensor"].dtype
         outputs["OutputTensor"] = wide.astype(dtype)  # wraps
         return outputs
-
-
-class OnnxRuntimeAt64(OnnxRuntimeBackend):
-    """onnxruntime claiming DML_FEATURE_LEVEL_6_4, for the operators it runs above its own
-    level (MATRIX_MULTIPLY_INTEGER_TO_FLOAT, introduced at 6_2)."""
-
-    feature_level = "6_4"
 
 
 class SwappedPaddingFold(NumpyBackend):

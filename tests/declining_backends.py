@@ -1,4 +1,5 @@
-"""Backends for test_hostile_writes.py: one that judges nothing, one that is interrupted."""
+"""Backends for test_hostile_writes.py and test_conformance.py: one that judges nothing, one
+that is interrupted, one that claims a lower level."""
 
 from __future__ import annotations
 
@@ -27,3 +28,13 @@ class Interrupted(NumpyBackend):
 
     def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         raise KeyboardInterrupt
+
+
+class ClaimsFive(NumpyBackend):
+    """The reference claiming DML_FEATURE_LEVEL_5_0: a backend whose claim is below the
+    catalog's highest level (test_conformance's raising of a claim)."""
+
+    name = "claims-5_0"
+
+    def __init__(self) -> None:
+        super().__init__("5_0")

@@ -10,7 +10,6 @@ import numpy as np
 
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
-from dmlspec.backends.onnxruntime import OnnxRuntimeBackend
 from dmlspec.reference.fields import Fields, catalog
 from dmlspec.reference.layout import is_strided
 from dmlspec.reference.pooling import _taps
@@ -127,8 +126,19 @@ class UnzeroedUnpool(NumpyBackend):
         return outputs
 
 
-class OnnxRuntimeAt64(OnnxRuntimeBackend):
-    """onnxruntime claiming DML_FEATURE_LEVEL_6_4, for the operators it runs above its own
-    level (AVERAGE_POOLING1 and LP_POOLING1, introduced at 6_2)."""
+class WrappedQuantizedPool(NumpyBackend):
+    """QUANTIZED_LINEAR_AVERAGE_POOLING that wraps its quantized result into the output type
+    (two's complement) instead of saturating it (packed tensors): the reference run into INT32,
+    then cast."""
 
-    feature_level = "6_4"
+    name = "wrapped-quantized-pool"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        outputs = reference.run(operator, inputs)
+        if _kind(operator) != "QUANTIZED_LINEAR_AVERAGE_POOLING" or not _packed(operator):
+            return outputs
+        desc = dict(operator["desc"])
+        desc["OutputTensor"] = {**desc["OutputTensor"], "DataType": "INT32"}
+        wide = reference.run({**operator, "desc": desc}, inputs)["OutputTensor"]
+        outputs["OutputTensor"] = wide.astype(outputs["OutputTensor"].dtype)
+        return outputs

@@ -16,13 +16,14 @@ import numpy as np
 import pytest
 
 from dmlspec import ops, reference
+from dmlspec.backends import load_backend
 from dmlspec.conformance.cases import Case, draw_case
 from dmlspec.conformance.check import CaseFailure, run_case
+from dmlspec.conformance.mutate import needed_present
 from dmlspec.reference.fields import catalog
 from dmlspec.validation import validate_operator
 
 from .attention_backends import ForgottenMask, ForgottenScale
-from .convolution_backends import OnnxRuntimeAt64
 from .test_conformance import conformance
 
 MASK = "DML_MULTIHEAD_ATTENTION_MASK_TYPE_"
@@ -48,7 +49,7 @@ def _both(operator: dict[str, Any], inputs: dict[str, np.ndarray]) -> list[dict[
     """The NumPy reference's, the JAX kernel's and (where installed) onnxruntime's outputs."""
     outputs = [reference.run(operator, inputs), ops.run(operator, inputs)]
     if importlib.util.find_spec("onnxruntime") is not None:
-        outputs.append(OnnxRuntimeAt64().run(operator, inputs))
+        outputs.append(load_backend("onnxruntime").run(operator, inputs))
     return outputs
 
 
@@ -323,7 +324,7 @@ def test_the_bound_covers_a_flushed_weight_and_stays_tight() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "numpy", "tests.convolution_backends:OnnxRuntimeAt64"])
+@pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_attention_suite_passes(backend: str, tmp_path: Path) -> None:
     if "OnnxRuntime" in backend:
         pytest.importorskip("onnxruntime")
@@ -366,3 +367,11 @@ def test_the_ops_function_leaves_out_the_present_outputs_not_asked_for() -> None
     np.testing.assert_allclose(np.asarray(output), [[[1.5, 2.5]]], rtol=1e-6)
     assert present_key is None
     np.testing.assert_array_equal(np.asarray(present_value), VALUES.reshape(1, 1, 2, 2))
+
+
+def test_breaking_a_rule_of_one_stacked_form_needs_that_form_given() -> None:
+    """The negative tests' search skips bases without the tensor such a rule asks about (no
+    single change adds one); a rule without that guard needs nothing given."""
+    spec = catalog().operator("MULTIHEAD_ATTENTION")
+    assert needed_present(spec, "MULTIHEAD_ATTENTION.C13") == ("StackedKeyValueTensor",)
+    assert needed_present(spec, "MULTIHEAD_ATTENTION.C6") == ()

@@ -47,9 +47,6 @@ UNBREAKABLE_ALONE = {
     "breaks SUPPORT.dimension_count (and C10's sizes) as well",
     "UNFOLD.C6": "a window of 0 changes BlockCount, so the patch tensor's sizes (C10) break as "
     "well",
-    "ROI_ALIGN_GRAD.C4": "the base descs supply OutputROIGradientTensor, whose sizes are "
-    "ROITensor's (C2): a leading ROI size other than 1 breaks C2 as well; "
-    "tests/test_roi_family.py breaks it alone without that tensor",
     "CONVOLUTION.C8": "the built base descs have GroupCount 1 and channels of 1: one change to "
     "GroupCount breaks C7 (FORWARD's input channels) as well; tests/test_convolution_family.py "
     "breaks it alone from a grouped desc",

@@ -384,7 +384,7 @@ def test_onnxruntime_resize_graphs_follow_the_same_mappings() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "numpy", "tests.convolution_backends:OnnxRuntimeAt64"])
+@pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_resampling_suites_pass(backend: str, tmp_path: Path) -> None:
     if "OnnxRuntime" in backend:
         pytest.importorskip("onnxruntime")

@@ -208,6 +208,15 @@ def test_roi_align_grad_size_rules_fire_alone() -> None:
         broken = copy.deepcopy(operator)
         broken["desc"][field]["Sizes"] = sizes
         assert validate_operator(broken).fired() == (rule,)
+    # The page's presence rules: InputTensor with MAX (or the ROI gradient), an output at least.
+    broken = copy.deepcopy(operator)
+    del broken["desc"]["InputTensor"]
+    assert validate_operator(broken).valid  # AVERAGE, the input gradient only
+    broken["desc"]["ReductionFunction"] = "MAX"
+    assert validate_operator(broken).fired() == ("ROI_ALIGN_GRAD.C13",)
+    broken = copy.deepcopy(operator)
+    del broken["desc"]["OutputGradientTensor"]
+    assert validate_operator(broken).fired() == ("ROI_ALIGN_GRAD.C14",)
 
 
 def test_requires_rules_leave_the_rows_of_bad_rois_undefined() -> None:

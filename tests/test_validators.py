@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from dmlspec import InvalidOperator, load_catalog
 from dmlspec.cli import main
 from dmlspec.model import Catalog, ExampleTensor
-from dmlspec.validation import check_requires, validate_operator
+from dmlspec.validation import check_requires, requires_hold, validate_operator
 
 from .conftest import REPO_ROOT
 from .descs import FACTORIES, data_type_group, mutations, operator, rederive, set_slot
@@ -281,6 +281,10 @@ def test_requires_on_gather_and_scatter_nd_mark_rows_and_slices() -> None:
     )
     assert [v.constraint for v in report.violations] == ["SCATTER_ND.R2"]
     assert np.nonzero(report.undefined["OutputTensor"][0])[0].tolist() == [1]
+    assert "= [False  True False  True]" in report.violations[0].message  # operands shown
+    assert not requires_hold(op, {"IndicesTensor": np.array([[1], [6], [-7], [3]], np.int32)})
+    inside = {"IndicesTensor": np.array([[1], [0], [-2], [3]], dtype=np.int32)}
+    assert check_requires(op, inside, HIGHEST).satisfied and requires_hold(op, inside, HIGHEST)
     with pytest.raises(InvalidOperator) as raised:
         check_requires({"type": "SCATTER_ND", "desc": {}}, {})
     assert "JSON.required_field" in raised.value.constraint_ids

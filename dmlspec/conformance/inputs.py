@@ -158,7 +158,7 @@ def draw_inputs(
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
     a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`); a recurrent network's data
     mostly moderate (`_recurrent_data`)."""
-    from ..validation import check_requires
+    from ..validation import requires_hold
 
     bounds = _index_bounds(catalog, spec, operator)
     desc = operator["desc"]
@@ -189,6 +189,6 @@ def draw_inputs(
             inputs["ROITensor"] = _roi_boxes(desc, inputs["ROITensor"], rng)
         if "RecurrenceTensor" in inputs:
             _recurrent_data(inputs, rng)
-        if not unique_targets or check_requires(operator, inputs).satisfied:
+        if not unique_targets or requires_hold(operator, inputs):
             return inputs
     return inputs

@@ -21,12 +21,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..binding import SpecMemo, definition_trees, derive_members, per_spec, spec_derivations
-from ..expr import ExpressionError
+from ..expr import ExpressionError, nodes
 from ..expr.solve import derivations, references
 from ..model import Catalog, OperatorSpec
 from ..validation import validate_operator
 
-__all__ = ["break_constraint", "derivable", "mutations", "rederive"]
+__all__ = ["break_constraint", "derivable", "mutations", "needed_present", "rederive"]
 
 Desc = dict[str, Any]
 
@@ -189,7 +189,10 @@ def break_constraint(
     # Leaving out a rule no derivation comes from derives the same values as leaving out none.
     exclude = (constraint_id,) if _derives(spec, constraint_id) else ()
     reads = _fields_read(spec, constraint_id)
+    needed = needed_present(spec, constraint_id)
     for base in bases:
+        if any(base.get(name) is None for name in needed):
+            continue  # no single change gives a tensor: the rule holds in every candidate
         for _, changed, desc in mutations(spec, base, data_types, enums):
             text = json.dumps(desc)
             fixed = _rederived(catalog, spec, text, tuple(sorted(changed)), exclude)
@@ -201,6 +204,26 @@ def break_constraint(
                     broken: Desc = json.loads(candidate)
                     return broken
     return None
+
+
+def needed_present(spec: OperatorSpec, constraint_id: str) -> tuple[str, ...]:
+    """The optional fields a rule `not present(T) or ... or rule` needs given to be broken
+    (each operand of its `or` must be false). `mutations` never adds a field, so a base
+    without one of them cannot lead to a desc that breaks the rule (MULTIHEAD_ATTENTION's
+    rules of its stacked forms: most bases hold another form)."""
+    tree = next(c.expr.tree for c in spec.constraints if c.id == constraint_id)
+    if not (isinstance(tree, nodes.BoolOp) and tree.op == "or"):
+        return ()
+    return tuple(
+        operand.operand.args[0].id
+        for operand in tree.values
+        if isinstance(operand, nodes.Unary)
+        and operand.op == "not"
+        and isinstance(operand.operand, nodes.Call)
+        and operand.operand.func == "present"
+        and len(operand.operand.args) == 1
+        and isinstance(operand.operand.args[0], nodes.Name)
+    )
 
 
 def _fields_read(spec: OperatorSpec, constraint_id: str) -> frozenset[str] | None:

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .element_wise import _cast, fused_activation
+from .element_wise import fused_activation, quantize_wide
 from .indexing import member
 
 __all__ = ["FUNCTIONS", "convolution"]
@@ -234,11 +234,8 @@ def _quantized_linear_matrix_multiply(
     FLOAT64, as QUANTIZED_LINEAR_CONVOLUTION: a product beyond FLOAT32's range divided by a
     large OutputScale is an ordinary value, where FLOAT32 would make it infinity / infinity."""
     product = _dequantized_product(a, a_scale, a_zero_point, b, b_scale, b_zero_point)
-    quantized = jnp.round(product / _rows(output_scale).astype(jnp.float64))
-    if output_zero_point is not None:
-        quantized = quantized + _rows(output_zero_point).astype(jnp.float64)
-    info = np.iinfo(jnp.dtype(output_type))
-    return _cast(jnp.clip(quantized, info.min, info.max), output_type)
+    zero_point = None if output_zero_point is None else _rows(output_zero_point)
+    return quantize_wide(product, _rows(output_scale), zero_point, output_type)
 
 
 def _channels(values: Array, rank: int) -> Array:
@@ -310,13 +307,8 @@ def _quantized_linear_convolution(
         real = real + bias.astype(jnp.float64)
     real = real * x_scale.astype(jnp.float64).reshape(())
     real = real * _channels(w_scale, real.ndim).astype(jnp.float64)
-    # Quantized in FLOAT64 too: a product beyond FLOAT32's range divided by a large OutputScale
-    # is an ordinary value, where FLOAT32 would make it infinity / infinity = NaN.
-    quantized = jnp.round(real / output_scale.astype(jnp.float64).reshape(()))
-    if output_zero_point is not None:
-        quantized = quantized + output_zero_point.astype(jnp.float64).reshape(())
-    info = np.iinfo(jnp.dtype(output_type))
-    return _cast(jnp.clip(quantized, info.min, info.max), output_type)
+    zero_point = None if output_zero_point is None else output_zero_point.reshape(())
+    return quantize_wide(real, output_scale.reshape(()), zero_point, output_type)
 
 
 def _window_positions(

@@ -28,7 +28,7 @@ from jax.scipy.special import erf
 from ..expr.scalars import scalar_union_value
 from .reduction import first_maximum_one_hot
 
-__all__ = ["ACTIVATIONS", "FUNCTIONS", "element_wise", "fused_activation"]
+__all__ = ["ACTIVATIONS", "FUNCTIONS", "element_wise", "fused_activation", "quantize_wide"]
 
 Array = jax.Array
 Parameters = Mapping[str, Any]
@@ -394,6 +394,18 @@ def _quantize(value: Array, scale: Array, zero_point: Array | None, output_type:
     offset = jnp.zeros((), jnp.float32) if zero_point is None else zero_point.astype(jnp.float32)
     quantized = jnp.round(value.astype(jnp.float32) / scale.astype(jnp.float32)) + offset
     return jnp.clip(quantized, info.min, info.max)
+
+
+def quantize_wide(value: Array, scale: Array, zero_point: Array | None, output_type: str) -> Array:
+    """The quantized operators' Quantize function in FLOAT64, clamp(round(value / scale) +
+    zero_point, Min, Max): round() halves to even, saturated to the output type. `scale` and
+    `zero_point` broadcast against `value`. FLOAT64, not FLOAT32: a value beyond FLOAT32's
+    range over a large scale is an ordinary quotient, where FLOAT32 gives infinity / infinity."""
+    quantized = jnp.round(value.astype(jnp.float64) / scale.astype(jnp.float64))
+    if zero_point is not None:
+        quantized = quantized + zero_point.astype(jnp.float64)
+    info = np.iinfo(jnp.dtype(output_type))
+    return _cast(jnp.clip(quantized, info.min, info.max), output_type)
 
 
 def _dequantize(value: Array, scale: Array, zero_point: Array | None) -> Array:

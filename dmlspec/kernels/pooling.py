@@ -1,5 +1,6 @@
-"""The pooling family as JAX: one table of functions, one primitive that runs them; so far
-AVERAGE_POOLING(1), MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING and both gradients.
+"""The pooling family as JAX: one table of functions, one primitive that runs them:
+AVERAGE_POOLING(1), MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING, both gradients and
+QUANTIZED_LINEAR_AVERAGE_POOLING.
 
 `pooling` is the primitive their specs name. Every window is one lax.reduce_window over the
 spatial dimensions (window_dilation for Dilations, the padding as the reduction's initial
@@ -13,6 +14,8 @@ elements (from 1-D counts at trace time); LP sums |x|^P and takes the 1/P-th pow
 MAX_UNPOOLING scatters each input element to its flat index in a zero output.
 AVERAGE_POOLING_GRAD is AVERAGE_POOLING's jax.vjp, as the page defines it (its gradient);
 MAX_POOLING_GRAD adds each window's gradient at MAX_POOLING2's index, as its page defines it.
+QUANTIZED_LINEAR_AVERAGE_POOLING is the page's equivalent: dequantized, AVERAGE_POOLING1's
+kernel, quantized, all in FLOAT64 (the 8-bit differences and their window sums are exact there).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .element_wise import quantize_wide
 from .indexing import member
 
 __all__ = ["FUNCTIONS", "pooling"]
@@ -92,6 +96,35 @@ def _average_pooling(
     else:  # the input elements of each window (0 for one wholly in the padding: R1)
         count = jnp.asarray(_inside_counts(x.shape, *window), wide)
     return (total / count).astype(output_type)
+
+
+def _channels(values: Array, rank: int) -> Array:
+    """A per-tensor or per-channel scale or zero point ({1, 1, 1, 1} or {1, C, 1, 1}, leading 1s
+    optional) as {1, C or 1, 1, ...} of `rank` dimensions, broadcasting over {N, C, spatial...}."""
+    return values.reshape(1, -1, *(1,) * (rank - 2))
+
+
+def _quantized_linear_average_pooling(
+    x: Array,
+    x_scale: Array,
+    x_zero_point: Array | None,
+    output_scale: Array,
+    output_zero_point: Array | None,
+    *,
+    output_type: str,
+    **window: Any,
+) -> Array:
+    """The page: "dequantizing the inputs, then performing average pooling, and then quantizing
+    the output": (x - InputZeroPoint) * InputScale, AVERAGE_POOLING1's average (the padding's
+    zeros are the dequantized zero point), then the Quantize function (halves to even,
+    saturated), in FLOAT64."""
+    real = x.astype(jnp.float64)
+    if x_zero_point is not None:
+        real = real - _channels(x_zero_point, x.ndim).astype(jnp.float64)
+    real = real * _channels(x_scale, x.ndim).astype(jnp.float64)
+    average = _average_pooling(real, output_type="float64", **window)
+    zero_point = None if output_zero_point is None else _channels(output_zero_point, x.ndim)
+    return quantize_wide(average, _channels(output_scale, x.ndim), zero_point, output_type)
 
 
 def _inside_counts(
@@ -287,6 +320,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING2": _max_pooling_with_indices,
     "MAX_POOLING_GRAD": _max_pooling_grad,
     "MAX_UNPOOLING": _max_unpooling,
+    "QUANTIZED_LINEAR_AVERAGE_POOLING": _quantized_linear_average_pooling,
 }
 
 

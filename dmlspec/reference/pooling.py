@@ -2,8 +2,10 @@
 MAX_POOLING(1, 2), LP_POOLING(1), MAX_UNPOOLING (a loop writing each input element at its
 flat index in a zero output, every write logged) and AVERAGE_POOLING_GRAD (each window's
 incoming gradient over its divisor added to the elements it holds: the page's "weighted
-contributions", computed directly, not through the forward operator) and MAX_POOLING_GRAD
-(each window's gradient added at its largest element, found by MAX_POOLING2's walk).
+contributions", computed directly, not through the forward operator), MAX_POOLING_GRAD
+(each window's gradient added at its largest element, found by MAX_POOLING2's walk) and
+QUANTIZED_LINEAR_AVERAGE_POOLING (AVERAGE's walk over the dequantized input in FLOAT64, then
+ELEMENT_WISE_QUANTIZE_LINEAR's rule).
 
 One loop over the window's offsets (row-major), each step taking, for every output position o at
 once, the input element at o * Strides + k * Dilations - StartPadding where it lies inside the
@@ -23,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .element_wise import quantize_linear
+from .element_wise_numbers import to_type
 from .fields import Fields, Inputs, Operator, Outputs
 from .tensors import WriteLog
 
@@ -128,8 +132,9 @@ def _wide(data: Any) -> tuple[np.ndarray, Any]:
     return array.astype(wide), wide
 
 
-def _average_exact(f: Fields, x: Inputs) -> Exact:
-    data, _ = _wide(x["InputTensor"])
+def _average(f: Fields, data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each window's average of `data` (IncludePadding: over prod(WindowSize), else over the
+    input elements it holds), the average of the absolute values and their sum, in FLOAT64."""
     total, count = _sums(f, data)
     absolute, _ = _sums(f, np.abs(data))
     if f.flag("IncludePadding"):
@@ -138,7 +143,42 @@ def _average_exact(f: Fields, x: Inputs) -> Exact:
     with np.errstate(all="ignore"):
         value = (total / count).astype(np.float64)
         bound = (absolute / count).astype(np.float64)
-    return {"OutputTensor": (value, bound, absolute.astype(np.float64))}
+    return value, bound, absolute.astype(np.float64)
+
+
+def _average_exact(f: Fields, x: Inputs) -> Exact:
+    data, _ = _wide(x["InputTensor"])
+    return {"OutputTensor": _average(f, data)}
+
+
+def _per_channel(x: Inputs, field: str, rank: int) -> Any:
+    """A per-tensor or per-channel scale or zero point ({1, C, 1, 1}, leading 1s optional) as
+    FLOAT64 {1, C or 1, 1, ...} of `rank` dimensions; an absent zero point 0."""
+    if field not in x:
+        return 0.0
+    return np.asarray(x[field], np.float64).reshape(1, -1, *(1,) * (rank - 2))
+
+
+def _quantized_linear_average_pooling(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """The page: "dequantizing the inputs, then performing average pooling, and then quantizing
+    the output". Dequantize: (Input - ZeroPoint) * Scale, per tensor or per channel; the
+    average AVERAGE_POOLING1's (the padding zeros of the dequantized input); quantize:
+    clamp(round(Input / Scale) + ZeroPoint, Min, Max), as ELEMENT_WISE_QUANTIZE_LINEAR."""
+    data = np.asarray(x["InputTensor"], np.float64)
+    rank = data.ndim
+    dtype = f.dtype("OutputTensor")
+    with np.errstate(all="ignore"):
+        real = (data - _per_channel(x, "InputZeroPointTensor", rank)) * _per_channel(
+            x, "InputScaleTensor", rank
+        )
+        average, _, _ = _average(f, real)
+        quantized = quantize_linear(
+            average,
+            _per_channel(x, "OutputScaleTensor", rank),
+            _per_channel(x, "OutputZeroPointTensor", rank),
+            dtype,
+        )
+    return {"OutputTensor": to_type(quantized, dtype)}
 
 
 def _lp_exact(f: Fields, x: Inputs) -> Exact:
@@ -235,6 +275,7 @@ POOLING: dict[str, Operator] = {
     "MAX_POOLING1": _max_pooling,
     "MAX_POOLING2": _max_pooling,
     "MAX_UNPOOLING": _max_unpooling,
+    "QUANTIZED_LINEAR_AVERAGE_POOLING": _quantized_linear_average_pooling,
 }
 
 _EMPTY_MAX = (
@@ -251,4 +292,9 @@ UNDEFINED_NOTES: dict[str, str] = {
     "AVERAGE_POOLING1": "As AVERAGE_POOLING.",
     "MAX_UNPOOLING": "An index past the output (R1) writes nothing; among indices addressing one "
     "cell (R2) the last write stays.",
+    "QUANTIZED_LINEAR_AVERAGE_POOLING": "The page: 'A scale value of 0 results in undefined "
+    "behavior' (R1, R2). round() names no tie rule; the reference rounds halves to even. A NaN "
+    "quotient (a zero or non-finite scale, R1-R4, or a window wholly in the padding with "
+    "IncludePadding FALSE, R5) has no quantized value; the reference writes 0, as "
+    "ELEMENT_WISE_QUANTIZE_LINEAR's reference does.",
 }

@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from ..limits import quote
-from .engine import RequiresReport, normalise_level
+from .engine import RequiresReport, normalise_level, requires_hold_with
 from .result import ValidationResult, ValidationWarning, Violation
 from .shape import operator_type_of
 
@@ -24,6 +24,7 @@ __all__ = [
     "check_requires",
     "closest_operator_types",
     "known_operator_types",
+    "requires_hold",
     "validate_operator",
     "validator_for",
 ]
@@ -107,3 +108,14 @@ def check_requires(
         )
     report: RequiresReport = module.check_requires(operator, inputs, feature_level)
     return report
+
+
+def requires_hold(
+    operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
+) -> bool:
+    """Whether every data precondition of a valid operator holds for these inputs (what
+    `check_requires(...).satisfied` says, without making its messages and masks)."""
+    module = validator_for(operator)
+    if module is None:
+        return check_requires(operator, inputs, feature_level).satisfied  # raises, naming it
+    return requires_hold_with(module.TABLE, module.COMMON, operator, inputs, feature_level)

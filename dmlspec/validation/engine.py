@@ -25,7 +25,13 @@ from .runtime import TensorView, View
 from .shape import operator_type_of, read_desc
 from .tables import CommonTable, OperatorTable, Rule, SupportRowInfo
 
-__all__ = ["RequiresReport", "check_requires_with", "normalise_level", "validate_with"]
+__all__ = [
+    "RequiresReport",
+    "check_requires_with",
+    "normalise_level",
+    "requires_hold_with",
+    "validate_with",
+]
 
 DATA_MEMBER = "Values"
 
@@ -259,8 +265,11 @@ def _outcomes(
 
 
 def _evaluate(rule: Rule, view: View) -> tuple[str, str]:
+    """A rule's status, and for a rule that could not be evaluated why; the operand values a
+    failure shows are formatted by `_detail` only where a message is made (drawing inputs asks
+    thousands of times whether the preconditions hold)."""
     try:
-        return ("pass", "") if rule.check(view) else ("fail", _operand_values(rule, view))
+        return ("pass", "") if rule.check(view) else ("fail", "")
     except Absent:
         return "not_applicable", ""
     except (ArithmeticError, IndexError, TypeError, ValueError) as error:
@@ -269,7 +278,17 @@ def _evaluate(rule: Rule, view: View) -> tuple[str, str]:
 
 def _failures(rules: tuple[Rule, ...], view: View) -> list[tuple[Rule, str]]:
     outcomes = _outcomes(rules, view)
-    return [(rule, outcomes[rule.id][1]) for rule in rules if outcomes[rule.id][0] == "fail"]
+    return [
+        (rule, _detail(rule, view, outcomes[rule.id][1]))
+        for rule in rules
+        if outcomes[rule.id][0] == "fail"
+    ]
+
+
+def _detail(rule: Rule, view: View, reason: str) -> str:
+    """What a failed rule's message adds: why it could not be evaluated, else its operands'
+    values."""
+    return reason or _operand_values(rule, view)
 
 
 def _operand_values(rule: Rule, view: View) -> str:
@@ -390,17 +409,16 @@ class RequiresReport:
         return not self.violations
 
 
-def check_requires_with(
+def _requires_outcomes(
     table: OperatorTable,
     common: CommonTable,
     operator: object,
     inputs: Mapping[str, Any],
-    feature_level: str | None = None,
-    validated: bool = True,
-) -> RequiresReport:
-    """Check the data preconditions of a valid desc against concrete inputs (`validated`
-    False: of a desc not checked first, e.g. a fused activation read as if alone, whose own
-    shape rules need not hold)."""
+    feature_level: str | None,
+    validated: bool,
+) -> tuple[Any, View, dict[str, tuple[str, str]]]:
+    """The desc as read with the inputs' data in it, its view, and each requires rule's
+    outcome (with the rules they depend on)."""
     level = (
         _validated(table, common, operator, feature_level)
         if validated
@@ -413,7 +431,37 @@ def check_requires_with(
         if isinstance(tensor, TensorView):
             tensor.members[DATA_MEMBER] = np.asarray(data)
     view = View({**read.values, "FeatureLevel": level}, table.definitions)
-    outcomes = _outcomes(table.rules + table.requires, view, wanted=table.requires)
+    return read, view, _outcomes(table.rules + table.requires, view, wanted=table.requires)
+
+
+def requires_hold_with(
+    table: OperatorTable,
+    common: CommonTable,
+    operator: object,
+    inputs: Mapping[str, Any],
+    feature_level: str | None = None,
+) -> bool:
+    """Whether every data precondition of a valid desc holds for these inputs: what
+    `check_requires_with(...).satisfied` says, without the messages and undefined masks of
+    the rules that fail (drawing inputs asks this many times per case)."""
+    _, _, outcomes = _requires_outcomes(table, common, operator, inputs, feature_level, True)
+    return all(outcomes[rule.id][0] != "fail" or rule.undefined is None for rule in table.requires)
+
+
+def check_requires_with(
+    table: OperatorTable,
+    common: CommonTable,
+    operator: object,
+    inputs: Mapping[str, Any],
+    feature_level: str | None = None,
+    validated: bool = True,
+) -> RequiresReport:
+    """Check the data preconditions of a valid desc against concrete inputs (`validated`
+    False: of a desc not checked first, e.g. a fused activation read as if alone, whose own
+    shape rules need not hold)."""
+    read, view, outcomes = _requires_outcomes(
+        table, common, operator, inputs, feature_level, validated
+    )
     violations: list[Violation] = []
     undefined: dict[str, np.ndarray] = {}
     allowed: dict[str, str] = {}
@@ -421,7 +469,8 @@ def check_requires_with(
         status, detail = outcomes[rule.id]
         if status != "fail" or rule.undefined is None:
             continue
-        violations.append(Violation(rule.id, f"/desc{rule.path}", f"{rule.message}{detail}"))
+        message = f"{rule.message}{_detail(rule, view, detail)}"
+        violations.append(Violation(rule.id, f"/desc{rule.path}", message))
         target = rule.undefined.tensor
         sizes = read.values[target].members["Sizes"]
         cells = (

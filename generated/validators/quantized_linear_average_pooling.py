@@ -26,6 +26,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -54,6 +55,15 @@ def _per_channel_sizes(d: View) -> Any:
     sizes of a per-channel scale or zero-point tensor.
     """
     return [1, d.InputTensor.Sizes[1]] + fn.pad_left([], d.InputTensor.DimensionCount - 2)
+
+
+def _input_scale_bound(d: View) -> Any:
+    """InputScaleBound: 2^127 over the largest window sum of differences (255 = |InputTensor -
+    InputZeroPoint| at most, prod(WindowSize) of them): an InputScale below it in magnitude keeps
+    every dequantized element and every partial window sum at most half FLOAT32's largest value,
+    so no order of FLOAT32 additions overflows.
+    """
+    return 170141183460469231731687303715884105728 // (255 * fn.prod(d.WindowSize))
 
 
 def _c1(d: View) -> bool:
@@ -188,8 +198,55 @@ def _c13(d: View) -> bool:
     )
 
 
+def _r1(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.R1: InputScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.InputScaleTensor.Values, 0)))
+
+
+def _r2(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.R2: OutputScaleTensor must not be 0."""
+    return bool(fn.all(fn.not_equal(d.OutputScaleTensor.Values, 0)))
+
+
+def _r3(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.R3: InputScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.InputScaleTensor.Values)))
+
+
+def _r4(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.R4: OutputScaleTensor must be finite."""
+    return bool(fn.all(fn.finite(d.OutputScaleTensor.Values)))
+
+
+def _r5(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.R5: with IncludePadding FALSE, each window must hold at
+    least one element of InputTensor (not lie wholly in the padding).
+    """
+    return bool(
+        d.IncludePadding
+        or fn.all(
+            fn.windows_holding_input(
+                d.InputTensor.Sizes[2:],
+                d.WindowSize,
+                d.Strides,
+                d.Dilations,
+                d.StartPadding,
+                d.EndPadding,
+            ),
+        )
+    )
+
+
+def _r6(d: View) -> bool:
+    """QUANTIZED_LINEAR_AVERAGE_POOLING.R6: InputScaleTensor's values must lie within 2^127 / (255 *
+    prod(WindowSize)) of 0, so that no dequantized window sum overflows FLOAT32.
+    """
+    return bool(fn.all(fn.in_bounds(d.InputScaleTensor.Values, d.InputScaleBound)))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {
     "PerChannelSizes": _per_channel_sizes,
+    "InputScaleBound": _input_scale_bound,
 }
 
 RULES: tuple[Rule, ...] = (
@@ -410,7 +467,142 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.R1",
+        _r1,
+        "InputScaleTensor must not be 0",
+        "/InputScaleTensor/Values",
+        operands=(
+            (
+                "not_equal(InputScaleTensor.Values, 0)",
+                lambda d: fn.not_equal(d.InputScaleTensor.Values, 0),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.R2",
+        _r2,
+        "OutputScaleTensor must not be 0",
+        "/OutputScaleTensor/Values",
+        operands=(
+            (
+                "not_equal(OutputScaleTensor.Values, 0)",
+                lambda d: fn.not_equal(d.OutputScaleTensor.Values, 0),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.R3",
+        _r3,
+        "InputScaleTensor must be finite",
+        "/InputScaleTensor/Values",
+        operands=(
+            ("finite(InputScaleTensor.Values)", lambda d: fn.finite(d.InputScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.R4",
+        _r4,
+        "OutputScaleTensor must be finite",
+        "/OutputScaleTensor/Values",
+        operands=(
+            ("finite(OutputScaleTensor.Values)", lambda d: fn.finite(d.OutputScaleTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.R5",
+        _r5,
+        (
+            "with IncludePadding FALSE, each window must hold at least one element of InputTensor "
+            "(not lie wholly in the padding)"
+        ),
+        "/IncludePadding",
+        depends_on=(
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C1",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C8",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C9",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C10",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C11",
+            "QUANTIZED_LINEAR_AVERAGE_POOLING.C12",
+        ),
+        operands=(
+            (
+                (
+                    "windows_holding_input(InputTensor.Sizes[2:], WindowSize, Strides, Dilations, "
+                    "StartPadding, EndPadding)"
+                ),
+                lambda d: (
+                    fn.windows_holding_input(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            lambda d: (
+                fn.cells_where_not(
+                    fn.windows_holding_input(
+                        d.InputTensor.Sizes[2:],
+                        d.WindowSize,
+                        d.Strides,
+                        d.Dilations,
+                        d.StartPadding,
+                        d.EndPadding,
+                    ),
+                    d.OutputTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "QUANTIZED_LINEAR_AVERAGE_POOLING.R6",
+        _r6,
+        (
+            "InputScaleTensor's values must lie within 2^127 / (255 * prod(WindowSize)) of 0, so "
+            "that no dequantized window sum overflows FLOAT32"
+        ),
+        "/InputScaleTensor/Values",
+        operands=(
+            (
+                "in_bounds(InputScaleTensor.Values, InputScaleBound)",
+                lambda d: fn.in_bounds(d.InputScaleTensor.Values, d.InputScaleBound),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -469,7 +661,10 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
+    """Check the data preconditions (QUANTIZED_LINEAR_AVERAGE_POOLING.R1,
+    QUANTIZED_LINEAR_AVERAGE_POOLING.R2, QUANTIZED_LINEAR_AVERAGE_POOLING.R3,
+    QUANTIZED_LINEAR_AVERAGE_POOLING.R4, QUANTIZED_LINEAR_AVERAGE_POOLING.R5,
+    QUANTIZED_LINEAR_AVERAGE_POOLING.R6) of a valid desc against input arrays keyed by tensor
     field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -149,6 +149,25 @@ def _c12(d: View) -> bool:
     return bool(d.MaximumSamplesPerOutput >= d.MinimumSamplesPerOutput)
 
 
+def _c13(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C13: InputTensor must be supplied when OutputROIGradientTensor is supplied or
+    ReductionFunction is MAX.
+    """
+    return bool(
+        fn.present(lambda: d.InputTensor)
+        or (not fn.present(lambda: d.OutputROIGradientTensor) and d.ReductionFunction != "MAX")
+    )
+
+
+def _c14(d: View) -> bool:
+    """ROI_ALIGN_GRAD.C14: at least one of OutputGradientTensor and OutputROIGradientTensor must be
+    supplied.
+    """
+    return bool(
+        fn.present(lambda: d.OutputGradientTensor) or fn.present(lambda: d.OutputROIGradientTensor)
+    )
+
+
 def _r1(d: View) -> bool:
     """ROI_ALIGN_GRAD.R1: every batch index must lie in [0, BatchCount), BatchCount =
     OutputGradientTensor.Sizes[0].
@@ -307,6 +326,30 @@ RULES: tuple[Rule, ...] = (
             ("MinimumSamplesPerOutput", lambda d: d.MinimumSamplesPerOutput),
         ),
     ),
+    Rule(
+        "ROI_ALIGN_GRAD.C13",
+        _c13,
+        (
+            "InputTensor must be supplied when OutputROIGradientTensor is supplied or "
+            "ReductionFunction is MAX"
+        ),
+        "/InputTensor",
+        operands=(
+            ("InputTensor", lambda d: d.InputTensor),
+            ("OutputROIGradientTensor", lambda d: d.OutputROIGradientTensor),
+            ("ReductionFunction", lambda d: d.ReductionFunction),
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.C14",
+        _c14,
+        "at least one of OutputGradientTensor and OutputROIGradientTensor must be supplied",
+        "/OutputGradientTensor",
+        operands=(
+            ("OutputGradientTensor", lambda d: d.OutputGradientTensor),
+            ("OutputROIGradientTensor", lambda d: d.OutputROIGradientTensor),
+        ),
+    ),
 )
 
 REQUIRES: tuple[Rule, ...] = (
@@ -379,7 +422,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a ROI_ALIGN_GRAD operator JSON (DxDispatch's dispatchable: type and desc) at a feature
     level (default: the highest known). Reports, in this order, the JSON shape, availability at
-    the level, the tensor rules, the support table row in force and the 12 ROI_ALIGN_GRAD error
+    the level, the tensor rules, the support table row in force and the 14 ROI_ALIGN_GRAD error
     constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)

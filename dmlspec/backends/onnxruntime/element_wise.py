@@ -338,8 +338,20 @@ def _relu_grad(g: Graph, d: Mapping[str, Any], x: str, gradient: str) -> str:
 def _shrink(g: Graph, d: Mapping[str, Any], x: str) -> str:
     if g.dtype(x).kind == "f":
         return ACTIVATIONS["SHRINK"](g, to_float(g, x), d)
-    # Integers: the page's formula in float64 (exact for 32 bits), truncated back.
-    return ACTIVATIONS["SHRINK"](g, g.cast(x, np.float64), d)
+    # Integers: the page's formula in float64 (exact for 32 bits), saturated to the type and
+    # truncated back; by Where, since onnxruntime's Shrink rounds a float64 x - Bias through
+    # float32 (2147483647 - 3 gave 2147483648).
+    info = np.iinfo(g.dtype(x))
+    wide = g.cast(x, np.float64)
+    threshold, bias = float(d["Threshold"]), float(d["Bias"])
+    below = g.where(
+        g.compare("Less", wide, g.scalar(-threshold, wide)),
+        g.op("Add", wide, g.scalar(bias, wide)),
+        g.scalar(0.0, wide),
+    )
+    above = g.compare("Greater", wide, g.scalar(threshold, wide))
+    shrunk = g.where(above, g.op("Sub", wide, g.scalar(bias, wide)), below)
+    return g.op("Clip", shrunk, g.scalar(info.min, wide), g.scalar(info.max, wide))
 
 
 _UNARY_FLOAT = {

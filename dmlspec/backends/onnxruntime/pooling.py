@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import Unsupported
+from .convolution import _per_tensor, _scalar_feed
 from .graph import Call, bit_type, run_operator
 
 __all__ = ["OPERATORS", "run"]
@@ -101,23 +102,98 @@ def _inside_counts(
 
 
 def _average_pooling(c: Call) -> dict[str, str]:
+    return {"OutputTensor": _average(c, c.g.cast(c.feed("InputTensor"), np.float32))}
+
+
+def _average(c: Call, x: str) -> str:
+    """AVERAGE_POOLING(1)'s average of the FLOAT32 value `x` (InputTensor's shape)."""
     g = c.g
     w = _window(c)
-    x = g.cast(c.feed("InputTensor"), np.float32)
     include = c.flag("IncludePadding")
     if all(d == 1 for d in w["dilations"]) and (include or _own_padding(w)):
         if include:  # zeros counted: padded first, so any padding is taken
             x = _padded(c, x, w, 0.0)
-        result = g.op(
-            "AveragePool", x, count_include_pad=0, **_attributes(w, include, dilated=False)
-        )
-        return {"OutputTensor": result}
+        return g.op("AveragePool", x, count_include_pad=0, **_attributes(w, include, dilated=False))
     channels = c.sizes("InputTensor")[1]
     ones = g.feed(np.ones([channels, 1, *w["kernel_shape"]], np.float32))
     conv = _attributes(w, padded=False)
     total = g.op("Conv", x, ones, group=channels, **conv)
     count = math.prod(w["kernel_shape"]) if include else _inside_counts(c, w)
-    return {"OutputTensor": g.op("Div", total, g.feed(np.asarray(count, np.float32)))}
+    return g.op("Div", total, g.feed(np.asarray(count, np.float32)))
+
+
+def _channel_feed(c: Call, field: str, dtype: Any) -> str:
+    """A per-tensor or per-channel scale or zero point as {ChannelCount} (0s of `dtype` where
+    the zero point is absent), for DequantizeLinear's and QuantizeLinear's axis 1."""
+    channels = c.sizes("InputTensor")[1]
+    value = c.array(field).reshape(-1) if c.given(field) else np.zeros(1, dtype)
+    return c.g.feed(np.broadcast_to(value, (channels,)).copy())
+
+
+def _quantized_linear_average_pooling(c: Call) -> dict[str, str]:
+    """com.microsoft QLinearAveragePool where it takes the desc (per-tensor scales and zero
+    points, InputTensor and OutputTensor of one type, no dilation, IncludePadding FALSE only
+    with padding smaller than the window: with TRUE the padding is InputZeroPoint applied by
+    Pad, which dequantizes to 0) and InputScale / OutputScale is finite in FLOAT32 (it divides
+    them first: where the quotient overflows it gave 0, not the saturated result); elsewhere the
+    page's steps: DequantizeLinear (axis 1), the AVERAGE_POOLING1 graph in FLOAT32,
+    QuantizeLinear (halves to even, saturated). QLinearAveragePool adds OutputZeroPoint before
+    it rounds (a half goes to the even sum, not the even quotient): within the rule's 1."""
+    g = c.g
+    w = _window(c)
+    x_type, output = c.dtype("InputTensor"), c.dtype("OutputTensor")
+    include = c.flag("IncludePadding")
+    quantization = (
+        "InputScaleTensor",
+        "InputZeroPointTensor",
+        "OutputScaleTensor",
+        "OutputZeroPointTensor",
+    )
+    per_tensor = all(_per_tensor(c, field) for field in quantization)
+    with np.errstate(all="ignore"):  # onnxruntime divides the scales in FLOAT32 first
+        ratio = c.array("InputScaleTensor").reshape(-1) / c.array("OutputScaleTensor").reshape(-1)
+    contrib = (
+        x_type == output
+        and per_tensor
+        and bool(np.isfinite(ratio).all())
+        and all(d == 1 for d in w["dilations"])
+        and (include or _own_padding(w))
+    )
+    if contrib:
+        x_zero = _scalar_feed(c, "InputZeroPointTensor", x_type)
+        x = c.feed("InputTensor")
+        if include:
+            pads = g.int64([0, 0, *w["start"], 0, 0, *w["end"]])
+            x = g.op("Pad", x, pads, x_zero)
+        result = g.op(
+            "QLinearAveragePool",
+            x,
+            _scalar_feed(c, "InputScaleTensor", np.float32),
+            x_zero,
+            _scalar_feed(c, "OutputScaleTensor", np.float32),
+            _scalar_feed(c, "OutputZeroPointTensor", output),
+            count_include_pad=0,
+            domain="com.microsoft",
+            **_attributes(w, include, dilated=False),
+        )
+        return {"OutputTensor": result}
+    real = g.op(
+        "DequantizeLinear",
+        c.feed("InputTensor"),
+        _channel_feed(c, "InputScaleTensor", np.float32),
+        _channel_feed(c, "InputZeroPointTensor", x_type),
+        dtype=np.float32,
+        axis=1,
+    )
+    result = g.op(
+        "QuantizeLinear",
+        _average(c, real),
+        _channel_feed(c, "OutputScaleTensor", np.float32),
+        _channel_feed(c, "OutputZeroPointTensor", output),
+        dtype=output,
+        axis=1,
+    )
+    return {"OutputTensor": result}
 
 
 def _lp_pooling(c: Call) -> dict[str, str]:
@@ -276,6 +352,7 @@ OPERATORS = {
     "MAX_POOLING2": _max_pooling,
     "MAX_POOLING_GRAD": _max_pooling_grad,
     "MAX_UNPOOLING": _max_unpooling,
+    "QUANTIZED_LINEAR_AVERAGE_POOLING": _quantized_linear_average_pooling,
 }
 
 
