@@ -278,7 +278,7 @@ def test_onnxruntime_runs_the_family_within_the_bound(name: str) -> None:
 
     operator = recurrent(name, "BIDIRECTIONAL", steps=3, batch=2, inputs=2, hidden=2)
     desc = operator["desc"]
-    kinds = [{"Type": "ACTIVATION_SIGMOID"}, {"Type": "ACTIVATION_TANH"}]
+    kinds: list[dict[str, Any]] = [{"Type": "ACTIVATION_SIGMOID"}, {"Type": "ACTIVATION_TANH"}]
     kinds.append({"Type": "ACTIVATION_SCALED_TANH", "Alpha": 1.5, "Beta": 0.5})
     desc["ActivationDescs"] = kinds[: ACTIVATIONS[name]] * 2
     if name == "LSTM":  # the gates' inputs clipped, Ct (h()'s input) not: as onnxruntime
@@ -286,8 +286,8 @@ def test_onnxruntime_runs_the_family_within_the_bound(name: str) -> None:
     if name == "GRU":
         desc["LinearBeforeReset"] = True
     rng = np.random.default_rng(7)
-    inputs = {
-        field: rng.uniform(-2, 2, tensor["Sizes"]).astype(np.float32)
+    inputs: dict[str, np.ndarray] = {
+        field: np.asarray(rng.uniform(-2, 2, tensor["Sizes"]), np.float32)
         for field, tensor in desc.items()
         if isinstance(tensor, dict) and "Output" not in field and tensor["DataType"] != "UINT32"
     }
