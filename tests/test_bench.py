@@ -73,9 +73,9 @@ def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
     for case in results["cases"]:
         assert case["size"] == ("small" if "_small" in case["name"] else "large")
         libraries = {v["library"] for v in case["variants"]}
-        # NumPy has no convolution, pooling, resize or normalization, and no BLAS for FLOAT16
-        # (convolution.py)
-        no_numpy = case["family"] in ("convolution", "pooling", "resampling", "normalization")
+        # NumPy has no convolution, pooling, resize, normalization or LSTM, and no BLAS for
+        # FLOAT16 (convolution.py)
+        no_numpy = case["family"] in FAMILIES_WITHOUT_NUMPY
         assert "dmlspec" in libraries and ("numpy" in libraries or no_numpy)
         if case["family"] != "seed":
             assert "onnxruntime" in libraries, case["name"]
@@ -93,8 +93,12 @@ def test_benchmark_runs_and_writes_its_json(tmp_path: Path) -> None:
     # The printout groups cases and targets by family.
     assert results["matmul_peak"]["gflops"] > 0  # the convolution family ran: peak measured
     families = ("seed", "element_wise", "reduction", "data_movement", "convolution", "pooling")
-    for family in (*families, "resampling", "normalization"):
+    for family in (*families, "resampling", "normalization", "recurrent"):
         assert f"== {family} ==" in finished.stdout and f"  {family}: " in finished.stdout
+
+
+# The families whose benchmark cases have no NumPy variant: FAMILY_CASES' families.
+FAMILIES_WITHOUT_NUMPY = ("convolution", "pooling", "resampling", "normalization", "recurrent")
 
 
 def test_every_case_has_a_64_bit_a_float16_a_large_and_a_small_form() -> None:
@@ -964,8 +968,7 @@ def test_the_convolution_familys_cases_build_and_run_at_tiny_sizes() -> None:
     grouped = case_families()
     for family_case in FAMILY_CASES:
         family = family_case.family
-        families = ("convolution", "pooling", "resampling", "normalization")
-        assert grouped[family_case.name] == family in families
+        assert grouped[family_case.name] == family in FAMILIES_WITHOUT_NUMPY
         case = _tiny(family_case.name)
         assert case.size == "large" and case.family == family  # type: ignore[attr-defined]
         variants = case.variants  # type: ignore[attr-defined]
@@ -986,7 +989,7 @@ def test_the_convolution_familys_cases_build_and_run_at_tiny_sizes() -> None:
         assert targeted == {("numpy in", PLAIN_XLA_NUMPY_IN), device} | copy
     named = {c.name for c in FAMILY_CASES}
     assert named >= {"convolution_3x3", "gemm_float16", "attention", "max_pool", "linear_resize"}
-    assert named >= {"batch_normalization", "layer_normalization"}
+    assert named >= {"batch_normalization", "layer_normalization", "lstm"}
 
 
 def test_flops_gflops_and_the_share_of_the_peak_on_known_numbers() -> None:

@@ -425,6 +425,12 @@ def test_gather_and_reduction_masks() -> None:
         fn["gather_cells"](facts, np.array([[True], [False]]), 1, 0, [1])
     rows = fn["rows_written"](facts, np.array([[1.0, -0.0], [np.nan, 0.0]]), [4, 2])
     assert rows.tolist() == [[True, True], [True, True], [False, False], [False, False]]
+    # A recurrent network's {seq_length 3, directions 1, batch 2, hidden 1} output: batch 0
+    # runs 1 step, batch 1 all 3.
+    past = fn["steps_past"](facts, np.array([[[[1, 3]]]], np.uint32), [3, 1, 2, 1])
+    assert past[:, 0, :, 0].tolist() == [[False, False], [True, False], [True, False]]
+    assert fn["direction_count"](facts, "BIDIRECTIONAL") == 2
+    assert fn["direction_count"](facts, "DML_RECURRENT_NETWORK_DIRECTION_BACKWARD") == 1
 
 
 @pytest.mark.parametrize(

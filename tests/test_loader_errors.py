@@ -32,14 +32,16 @@ NAMES = (
 FUNCTIONS = (
     "abs, add_each, all, all_along, all_at_least, all_equal, all_greater, all_less, "
     "all_ones, as_type, at_least, both, broadcastable, buffer_tensor_size, cells_where_not, "
-    "column, distinct, distinct_offsets, each_at_most, each_divides, each_less, each_tuple, "
+    "column, direction_count, distinct, distinct_offsets, each_at_most, each_divides, each_less, "
+    "each_tuple, "
     "effective_rank, either, element_bits, finite, first_present, fits, flat_cells, "
     "gather_cells, has_flag, highest, in_bounds, is_float, is_power_of_two, item_data_type, "
     "item_sizes, item_values, len, "
     "level_at_least, lowest, max, min, mul_each, not_equal, not_greater, not_nan, "
     "packed_strides, pad_left, power_fits, present, prod, reduced_fits, row_cells, "
     "rows_written, same_data_type, same_dimension_count, same_parity, same_sizes_except, "
-    "set_items, sizes_along, slice_cells, spans, strided_count, sum, sum_along, target_cells, "
+    "set_items, sizes_along, slice_cells, spans, steps_past, strided_count, sum, sum_along, "
+    "target_cells, "
     "transposed_output_sizes, unique_along, unique_targets, unique_values, whole, "
     "window_output_sizes, windows_all, windows_cover, windows_holding_input"
 )

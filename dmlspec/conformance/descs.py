@@ -283,8 +283,9 @@ def draw_desc(
                 desc[field.name] = forced_members[field.name]
             elif field.name in when_choices(row) and field.kind == "enum":
                 desc[field.name] = rng.choice(when_choices(row)[field.name])
-            else:
+            elif field.kind != "operator_desc_array":
                 _draw_attribute(catalog, field, desc, max(ranks.values(), default=1), rng, level)
+        _draw_activation_arrays(catalog, spec, desc, rng, level)
         values_as_required(catalog, spec, desc, rng)  # before `free` copies the scalars
         wanted = [
             f"{t.name}.Sizes"
@@ -473,6 +474,26 @@ def _draw_attribute(
         axes = sorted(rng.sample(range(rank), rng.randint(1, rank)))
         desc[field.name] = axes
         desc[field.count_field] = len(axes)
+
+
+def _draw_activation_arrays(
+    catalog: Catalog, spec: OperatorSpec, desc: dict[str, Any], rng: random.Random, level: str
+) -> None:
+    """Operator-desc arrays (RNN's ActivationDescs), as many activations as their count, which
+    the spec's equalities derive from the drawn fields (Direction) or which was drawn."""
+    for field in spec.fields:
+        if field.kind != "operator_desc_array" or not field.operator_set or field.name in desc:
+            continue
+        count = field.count_field or ""
+        if count not in desc:
+            try:
+                desc[count] = derive_members(catalog.common, spec, desc, [count])[count]
+            except (ValueError, ExpressionError, LookupError, TypeError):
+                desc[count] = rng.randint(1, 2)
+        desc[field.name] = [
+            _draw_activation(catalog, field.operator_set, rng, level)
+            for _ in range(int(desc[count]))
+        ]
 
 
 def _draw_activation(

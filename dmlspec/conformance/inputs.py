@@ -154,6 +154,21 @@ def _power_of_two_scales(scales: np.ndarray, rng: random.Random) -> np.ndarray:
     return (signs * 2.0**powers).astype(scales.dtype)
 
 
+def _recurrent_data(inputs: dict[str, Any], rng: random.Random) -> None:
+    """A recurrent network's floating inputs (RNN, LSTM, GRU: those with a RecurrenceTensor),
+    in most cases all moderate (uniform in [-2, 2]): every element of a batch row reaches every
+    later step's output through the recurrence, so one edge value (a NaN, an infinity, a huge
+    value) leaves that whole row to any result, and edge values everywhere would leave almost
+    no drawn case judging a finite recurrence; the other cases keep them."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    if generator.random() >= 0.7:
+        return
+    for name, value in inputs.items():
+        array = np.asarray(value)
+        if array.dtype.kind == "f":
+            inputs[name] = generator.uniform(-2, 2, array.shape).astype(array.dtype)
+
+
 def draw_inputs(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -165,7 +180,7 @@ def draw_inputs(
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
     a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`); a TrainingStepTensor mostly
     a whole step count (`_training_steps`); quantization scales mostly powers of two
-    (`_power_of_two_scales`)."""
+    (`_power_of_two_scales`); a recurrent network's data mostly moderate (`_recurrent_data`)."""
     from ..validation import requires_hold
 
     bounds = _index_bounds(catalog, spec, operator)
@@ -201,6 +216,8 @@ def draw_inputs(
             inputs["QuantizationTensors"][0] = _power_of_two_scales(
                 inputs["QuantizationTensors"][0], rng
             )
+        if "RecurrenceTensor" in inputs:
+            _recurrent_data(inputs, rng)
         if not unique_targets or requires_hold(operator, inputs):
             return inputs
     return inputs

@@ -16,7 +16,7 @@ import numpy as np
 
 from .facts import Facts
 
-__all__ = ["all_along", "at_least", "gather_cells", "reduced_fits", "rows_written"]
+__all__ = ["all_along", "at_least", "gather_cells", "reduced_fits", "rows_written", "steps_past"]
 
 REDUCE_PREFIX = "DML_REDUCE_FUNCTION_"
 # What each DML_REDUCE_FUNCTION accumulates (its running value), on the absolute values.
@@ -61,6 +61,15 @@ def rows_written(facts: Facts, values: np.ndarray, sizes: list[int]) -> np.ndarr
     mask = np.zeros(tuple(sizes), dtype=bool)
     mask[..., :count, :] = True
     return mask
+
+
+def steps_past(facts: Facts, lengths: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """A mask of shape `sizes` {seq_length, num_directions, batch_size, hidden_size}: true at
+    step t of batch element b where t >= lengths[b] (lengths {.., batch_size}, read flat)."""
+    per_batch = np.asarray(lengths).reshape(-1).astype(np.int64)
+    steps = np.arange(sizes[0]).reshape(-1, 1, 1, 1)
+    past: np.ndarray = np.broadcast_to(steps >= per_batch.reshape(1, 1, -1, 1), tuple(sizes))
+    return past.copy()
 
 
 def reduced_fits(

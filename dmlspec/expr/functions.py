@@ -22,6 +22,7 @@ from .errors import Absent
 from .facts import Facts
 from .type_rules import (
     DATA_TYPE,
+    DIRECTION,
     LEVEL,
     REDUCE_FUNCTION,
     TypeRule,
@@ -685,6 +686,26 @@ _FUNCTION_LIST = [
         "number of non-zero elements of `a` (-0.0 counts as zero, NaN as non-zero).",
         fixed(ARRAY, LIST, returns=MASK),
         cells.rows_written,
+        data_only=True,
+    ),
+    Function(
+        "direction_count",
+        "direction_count(d: enum DML_RECURRENT_NETWORK_DIRECTION) -> int",
+        "num_directions of a recurrent network (RNN, LSTM, GRU): 2 for BIDIRECTIONAL, 1 for "
+        "FORWARD and BACKWARD.",
+        fixed(DIRECTION, returns=INT),
+        lambda facts, d: (
+            2 if d.removeprefix("DML_RECURRENT_NETWORK_DIRECTION_") == "BIDIRECTIONAL" else 1
+        ),
+    ),
+    Function(
+        "steps_past",
+        "steps_past(lengths: array, sizes: list) -> mask",
+        "A mask of shape `sizes` ({seq_length, num_directions, batch_size, hidden_size}), true "
+        "at the steps t >= lengths[b] of each batch element b: a recurrent network's output "
+        "rows past a sequence's length.",
+        fixed(ARRAY, LIST, returns=MASK),
+        cells.steps_past,
         data_only=True,
     ),
     Function(

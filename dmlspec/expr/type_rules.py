@@ -29,6 +29,7 @@ from .types import (
 
 __all__ = [
     "DATA_TYPE",
+    "DIRECTION",
     "LEVEL",
     "REDUCE_FUNCTION",
     "TypeRule",
@@ -49,6 +50,7 @@ __all__ = [
 DATA_TYPE = EnumType("DML_TENSOR_DATA_TYPE")
 REDUCE_FUNCTION = EnumType("DML_REDUCE_FUNCTION")
 LEVEL = EnumType("DML_FEATURE_LEVEL")
+DIRECTION = EnumType("DML_RECURRENT_NETWORK_DIRECTION")
 
 
 class TypeRuleError(Exception):

@@ -26,6 +26,7 @@ from .normalization import normalization
 from .optimizer import optimizer
 from .pooling import pooling
 from .quantization import quantization
+from .recurrent import recurrent
 from .reduction import reduction
 from .resampling import resampling
 from .roi import roi
@@ -41,6 +42,7 @@ __all__ = [
     "optimizer",
     "pooling",
     "quantization",
+    "recurrent",
     "reduction",
     "resampling",
     "roi",

@@ -18,7 +18,8 @@ NONZERO_COORDINATES), `scatter` (SCATTER_ND, SCATTER_ELEMENTS), `convolution` (G
 ROI_POOLING; the aligns' FLOAT64 forms in `run_exact` too), `divisive_normalization`
 (LOCAL_RESPONSE_NORMALIZATION and its gradient, LP_NORMALIZATION), `optimizer`
 (ADAM_OPTIMIZER), both with `run_exact`, and `quantization` (QUANTIZE, DEQUANTIZE,
-DYNAMIC_QUANTIZE_LINEAR; the other roundings of a quotient recorded as a cell's writes). Which
+DYNAMIC_QUANTIZE_LINEAR; the other roundings of a quotient recorded as a cell's writes) and
+`recurrent` (RNN, LSTM, GRU; `run_exact` with each step's bound carried). Which
 fields are outputs is the spec's word (their kinds), read from the loaded catalog.
 
 Where the docs leave a result undefined, the reference makes a plain choice: an index outside
@@ -57,6 +58,8 @@ from .optimizer import OPTIMIZER
 from .pooling import EXACT as POOLING_EXACT
 from .pooling import POOLING
 from .quantization import QUANTIZATION
+from .recurrent import EXACT as RECURRENT_EXACT
+from .recurrent import RECURRENT
 from .reduction import REDUCTIONS
 from .resampling import EXACT as RESAMPLING_EXACT
 from .resampling import RESAMPLING
@@ -85,6 +88,7 @@ _FAMILIES = {
     **NORMALIZATION,
     **OPTIMIZER,
     **POOLING,
+    **RECURRENT,
     **REDUCTIONS,
     **QUANTIZATION,
     **RESAMPLING,
@@ -98,6 +102,8 @@ EXACT = {
     **DIVISIVE_NORMALIZATION_EXACT,
     **OPTIMIZER_EXACT,
     **POOLING_EXACT,
+    **POOLING_EXACT,
+    **RECURRENT_EXACT,
     **RESAMPLING_EXACT,
     **ROI_EXACT,
 }

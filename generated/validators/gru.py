@@ -25,6 +25,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -53,6 +54,33 @@ FIELDS = (
 )
 
 
+def _num_directions(d: View) -> Any:
+    """NumDirections: num_directions: 2 for BIDIRECTIONAL, 1 for FORWARD and BACKWARD (the weights'
+    concatenations 'if bidirectional').
+    """
+    return fn.direction_count(d.Direction)
+
+
+def _hidden_size(d: View) -> Any:
+    """HiddenSize: hidden_size: RecurrenceTensor's last size."""
+    return d.RecurrenceTensor.Sizes[3]
+
+
+def _sequence_length(d: View) -> Any:
+    """SequenceLength: seq_length: the loop's steps, index t."""
+    return d.InputTensor.Sizes[1]
+
+
+def _batch_size(d: View) -> Any:
+    """BatchSize: batch_size."""
+    return d.InputTensor.Sizes[2]
+
+
+def _input_size(d: View) -> Any:
+    """InputSize: input_size."""
+    return d.InputTensor.Sizes[3]
+
+
 def _c1(d: View) -> bool:
     """GRU.C1: BiasTensor, HiddenInitTensor, InputTensor, OutputSequenceTensor, OutputSingleTensor,
     RecurrenceTensor, WeightTensor must have the same DataType.
@@ -78,7 +106,104 @@ def _c1(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c2(d: View) -> bool:
+    """GRU.C2: ActivationDescCount must be 2 * num_directions (2 per direction: 4 when Direction is
+    BIDIRECTIONAL, else 2).
+    """
+    return bool(d.ActivationDescCount == 2 * d.NumDirections)
+
+
+def _c4(d: View) -> bool:
+    """GRU.C4: InputTensor.Sizes must be {1, seq_length, batch_size, input_size}."""
+    return bool(fn.all_ones(d.InputTensor.Sizes[:1]))
+
+
+def _c5(d: View) -> bool:
+    """GRU.C5: RecurrenceTensor.Sizes must be {1, num_directions, 3 * hidden_size, hidden_size}."""
+    return bool(
+        fn.all_ones(d.RecurrenceTensor.Sizes[:1])
+        and d.RecurrenceTensor.Sizes[1] == d.NumDirections
+        and d.RecurrenceTensor.Sizes[2] == 3 * d.RecurrenceTensor.Sizes[3]
+    )
+
+
+def _c6(d: View) -> bool:
+    """GRU.C6: WeightTensor.Sizes must be {1, num_directions, 3 * hidden_size, input_size}."""
+    return bool(d.WeightTensor.Sizes == [1, d.NumDirections, 3 * d.HiddenSize, d.InputSize])
+
+
+def _c7(d: View) -> bool:
+    """GRU.C7: BiasTensor.Sizes must be {1, 1, num_directions, 6 * hidden_size}."""
+    return bool(
+        not fn.present(lambda: d.BiasTensor)
+        or d.BiasTensor.Sizes == [1, 1, d.NumDirections, 6 * d.HiddenSize]
+    )
+
+
+def _c8(d: View) -> bool:
+    """GRU.C8: HiddenInitTensor.Sizes must be {1, num_directions, batch_size, hidden_size}."""
+    return bool(
+        not fn.present(lambda: d.HiddenInitTensor)
+        or d.HiddenInitTensor.Sizes == [1, d.NumDirections, d.BatchSize, d.HiddenSize]
+    )
+
+
+def _c9(d: View) -> bool:
+    """GRU.C9: SequenceLengthsTensor.Sizes must be {1, 1, 1, batch_size}."""
+    return bool(
+        not fn.present(lambda: d.SequenceLengthsTensor)
+        or d.SequenceLengthsTensor.Sizes == [1, 1, 1, d.BatchSize]
+    )
+
+
+def _c10(d: View) -> bool:
+    """GRU.C10: OutputSequenceTensor.Sizes must be {seq_length, num_directions, batch_size,
+    hidden_size}.
+    """
+    return bool(
+        not fn.present(lambda: d.OutputSequenceTensor)
+        or d.OutputSequenceTensor.Sizes
+        == [d.SequenceLength, d.NumDirections, d.BatchSize, d.HiddenSize]
+    )
+
+
+def _c11(d: View) -> bool:
+    """GRU.C11: OutputSingleTensor.Sizes must be {1, num_directions, batch_size, hidden_size}."""
+    return bool(
+        not fn.present(lambda: d.OutputSingleTensor)
+        or d.OutputSingleTensor.Sizes == [1, d.NumDirections, d.BatchSize, d.HiddenSize]
+    )
+
+
+def _r1(d: View) -> bool:
+    """GRU.R1: each sequence's length must be seq_length for every row of OutputSequenceTensor to be
+    defined.
+    """
+    return bool(
+        fn.all(fn.at_least(d.SequenceLengthsTensor.Values, d.SequenceLength))
+        and fn.all(fn.in_bounds(d.SequenceLengthsTensor.Values, d.SequenceLength + 1))
+    )
+
+
+def _r2(d: View) -> bool:
+    """GRU.R2: each sequence's length must be in [1, seq_length]."""
+    return bool(
+        fn.all(
+            fn.both(
+                fn.at_least(d.SequenceLengthsTensor.Values, 1),
+                fn.in_bounds(d.SequenceLengthsTensor.Values, d.SequenceLength + 1),
+            ),
+        )
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "NumDirections": _num_directions,
+    "HiddenSize": _hidden_size,
+    "SequenceLength": _sequence_length,
+    "BatchSize": _batch_size,
+    "InputSize": _input_size,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -103,9 +228,182 @@ RULES: tuple[Rule, ...] = (
             ("OutputSingleTensor.DataType", lambda d: d.OutputSingleTensor.DataType),
         ),
     ),
+    Rule(
+        "GRU.C2",
+        _c2,
+        (
+            "ActivationDescCount must be 2 * num_directions (2 per direction: 4 when Direction is "
+            "BIDIRECTIONAL, else 2)"
+        ),
+        "/ActivationDescCount",
+        operands=(
+            ("ActivationDescCount", lambda d: d.ActivationDescCount),
+            ("2 * NumDirections", lambda d: 2 * d.NumDirections),
+        ),
+    ),
+    Rule(
+        "GRU.C4",
+        _c4,
+        "InputTensor.Sizes must be {1, seq_length, batch_size, input_size}",
+        "/InputTensor/Sizes",
+        operands=(
+            ("InputTensor.Sizes[:1]", lambda d: d.InputTensor.Sizes[:1]),
+        ),
+    ),
+    Rule(
+        "GRU.C5",
+        _c5,
+        "RecurrenceTensor.Sizes must be {1, num_directions, 3 * hidden_size, hidden_size}",
+        "/RecurrenceTensor/Sizes",
+        operands=(
+            ("RecurrenceTensor.Sizes[:1]", lambda d: d.RecurrenceTensor.Sizes[:1]),
+            ("RecurrenceTensor.Sizes[1]", lambda d: d.RecurrenceTensor.Sizes[1]),
+            ("NumDirections", lambda d: d.NumDirections),
+            ("RecurrenceTensor.Sizes[2]", lambda d: d.RecurrenceTensor.Sizes[2]),
+            ("3 * RecurrenceTensor.Sizes[3]", lambda d: 3 * d.RecurrenceTensor.Sizes[3]),
+        ),
+    ),
+    Rule(
+        "GRU.C6",
+        _c6,
+        "WeightTensor.Sizes must be {1, num_directions, 3 * hidden_size, input_size}",
+        "/WeightTensor/Sizes",
+        depends_on=("GRU.C4", "GRU.C5"),
+        operands=(
+            ("WeightTensor.Sizes", lambda d: d.WeightTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "GRU.C7",
+        _c7,
+        "BiasTensor.Sizes must be {1, 1, num_directions, 6 * hidden_size}",
+        "/BiasTensor",
+        depends_on=("GRU.C5",),
+        operands=(
+            ("BiasTensor", lambda d: d.BiasTensor),
+            ("BiasTensor.Sizes", lambda d: d.BiasTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "GRU.C8",
+        _c8,
+        "HiddenInitTensor.Sizes must be {1, num_directions, batch_size, hidden_size}",
+        "/HiddenInitTensor",
+        depends_on=("GRU.C4", "GRU.C5"),
+        operands=(
+            ("HiddenInitTensor", lambda d: d.HiddenInitTensor),
+            ("HiddenInitTensor.Sizes", lambda d: d.HiddenInitTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "GRU.C9",
+        _c9,
+        "SequenceLengthsTensor.Sizes must be {1, 1, 1, batch_size}",
+        "/SequenceLengthsTensor",
+        depends_on=("GRU.C4",),
+        operands=(
+            ("SequenceLengthsTensor", lambda d: d.SequenceLengthsTensor),
+            ("SequenceLengthsTensor.Sizes", lambda d: d.SequenceLengthsTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "GRU.C10",
+        _c10,
+        "OutputSequenceTensor.Sizes must be {seq_length, num_directions, batch_size, hidden_size}",
+        "/OutputSequenceTensor",
+        depends_on=("GRU.C4", "GRU.C5"),
+        operands=(
+            ("OutputSequenceTensor", lambda d: d.OutputSequenceTensor),
+            ("OutputSequenceTensor.Sizes", lambda d: d.OutputSequenceTensor.Sizes),
+        ),
+    ),
+    Rule(
+        "GRU.C11",
+        _c11,
+        "OutputSingleTensor.Sizes must be {1, num_directions, batch_size, hidden_size}",
+        "/OutputSingleTensor",
+        depends_on=("GRU.C4", "GRU.C5"),
+        operands=(
+            ("OutputSingleTensor", lambda d: d.OutputSingleTensor),
+            ("OutputSingleTensor.Sizes", lambda d: d.OutputSingleTensor.Sizes),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "GRU.R1",
+        _r1,
+        (
+            "each sequence's length must be seq_length for every row of OutputSequenceTensor to be "
+            "defined"
+        ),
+        "/SequenceLengthsTensor/Values",
+        operands=(
+            (
+                "at_least(SequenceLengthsTensor.Values, SequenceLength)",
+                lambda d: fn.at_least(d.SequenceLengthsTensor.Values, d.SequenceLength),
+            ),
+            (
+                "in_bounds(SequenceLengthsTensor.Values, SequenceLength + 1)",
+                lambda d: fn.in_bounds(d.SequenceLengthsTensor.Values, d.SequenceLength + 1),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputSequenceTensor",
+            "any",
+            lambda d: (
+                fn.either(
+                    fn.steps_past(d.SequenceLengthsTensor.Values, d.OutputSequenceTensor.Sizes),
+                    fn.gather_cells(
+                        fn.both(
+                            fn.at_least(d.SequenceLengthsTensor.Values, 1),
+                            fn.in_bounds(d.SequenceLengthsTensor.Values, d.SequenceLength + 1),
+                        ),
+                        1,
+                        1,
+                        d.OutputSequenceTensor.Sizes,
+                    ),
+                )
+            ),
+        ),
+    ),
+    Rule(
+        "GRU.R2",
+        _r2,
+        "each sequence's length must be in [1, seq_length]",
+        "/SequenceLengthsTensor/Values",
+        operands=(
+            (
+                (
+                    "both(at_least(SequenceLengthsTensor.Values, 1), "
+                    "in_bounds(SequenceLengthsTensor.Values, SequenceLength + 1))"
+                ),
+                lambda d: (
+                    fn.both(
+                        fn.at_least(d.SequenceLengthsTensor.Values, 1),
+                        fn.in_bounds(d.SequenceLengthsTensor.Values, d.SequenceLength + 1),
+                    )
+                ),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputSingleTensor",
+            "any",
+            lambda d: (
+                fn.gather_cells(
+                    fn.both(
+                        fn.at_least(d.SequenceLengthsTensor.Values, 1),
+                        fn.in_bounds(d.SequenceLengthsTensor.Values, d.SequenceLength + 1),
+                    ),
+                    1,
+                    1,
+                    d.OutputSingleTensor.Sizes,
+                )
+            ),
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -163,7 +461,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a GRU operator JSON (DxDispatch's dispatchable: type and desc) at a feature level
     (default: the highest known). Reports, in this order, the JSON shape, availability at the
-    level, the tensor rules, the support table row in force and the 1 GRU error constraints.
+    level, the tensor rules, the support table row in force and the 10 GRU error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
 
@@ -171,7 +469,7 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (GRU.R1, GRU.R2) of a valid desc against input arrays keyed by
+    tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

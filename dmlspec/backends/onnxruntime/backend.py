@@ -2,8 +2,8 @@
 execution provider (provider.py; the CPU's by default). One module per family, named as in
 dmlspec.kernels and dmlspec.reference: element_wise.py, data_movement.py, generator.py,
 reduction.py (with TOP_K, the scans and NONZERO_COORDINATES), scatter.py, convolution.py,
-pooling.py, resampling.py, roi.py, divisive_normalization.py, optimizer.py and quantization.py;
-the graph builder they share in graph.py, single-node sessions in node.py.
+pooling.py, resampling.py, roi.py, divisive_normalization.py, optimizer.py, quantization.py
+and recurrent.py; the graph builder they share in graph.py, single-node sessions in node.py.
 
 Outputs are every output tensor field the operator's spec names and the desc gives (tensor
 arrays as lists).
@@ -31,6 +31,7 @@ from . import (
     optimizer,
     pooling,
     quantization,
+    recurrent,
     reduction,
     resampling,
     roi,
@@ -116,6 +117,7 @@ class OnnxRuntimeBackend:
             optimizer,
             pooling,
             quantization,
+            recurrent,
             reduction,
             resampling,
             roi,

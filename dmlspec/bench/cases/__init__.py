@@ -6,14 +6,15 @@ One module per family, named as in dmlspec.kernels: element_wise.py, reduction.p
 data_movement.py (with GATHER_ND), generator.py (FILL_VALUE_SEQUENCE), scatter.py
 (SCATTER_ND, SCATTER_ELEMENTS), convolution.py (CONVOLUTION, GEMM, MULTIHEAD_ATTENTION) and
 pooling.py (MAX_POOLING, AVERAGE_POOLING), resampling.py (RESAMPLE1), normalization.py
-(BATCH_NORMALIZATION, MEAN_VARIANCE_NORMALIZATION1 as layer normalization); the seed operators'
+(BATCH_NORMALIZATION, MEAN_VARIANCE_NORMALIZATION1 as layer normalization), recurrent.py
+(LSTM); the seed operators'
 shared helpers in seed_common.py, their family variants described in ../families.py. Here the
 table of every case. The seed operators' cases (ScatterND, GatherND, ScatterElements,
 FillValueSequence, with 64-bit and FLOAT16 forms) are still reported together as the family
 "seed", so runs compare with earlier ones;
 `FAMILY_OPERATORS` lists the element-wise, reduction and data movement families' cases (a
-large and a small one per operator), `FAMILY_CASES` the convolution, pooling, resampling and
-normalization families' (one size each, against plain XLA).
+large and a small one per operator), `FAMILY_CASES` the convolution, pooling, resampling,
+normalization and recurrent families' (one size each, against plain XLA).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .element_wise import (
 from .generator import fill_case
 from .normalization import batch_normalization_case, layer_normalization_case
 from .pooling import average_pool_case, max_pool_case
+from .recurrent import lstm_case
 from .reduction import argmax_case, reduce_sum_case
 from .resampling import linear_resize_case
 from .scatter import scatter_elements_case, scatter_nd_case
@@ -87,11 +89,11 @@ FAMILY_OPERATORS = (
 
 @dataclass(frozen=True)
 class FamilyCase:
-    """One case of the convolution, pooling or resampling family, at one size (its name is the
-    case's), with targets against plain XLA."""
+    """One case of the convolution, pooling, resampling or recurrent family, at one size (its
+    name is the case's), with targets against plain XLA."""
 
     name: str
-    family: str  # "convolution", "pooling", "resampling", "normalization"
+    family: str  # "convolution", "pooling", "resampling", "normalization", "recurrent"
     build: Callable[[str, Scale], BenchCase]  # (case name, scale) -> case
     takes_out: bool = True  # whether its ops function writes into `out=` (one output)
     memory_bound: bool = False  # moves more than it computes: a copy-bandwidth target too
@@ -156,6 +158,12 @@ FAMILY_CASES = (
         "normalization",
         functools.partial(layer_normalization_case, rows=4096, hidden=2048),
         memory_bound=True,
+    ),
+    FamilyCase(
+        "lstm",
+        "recurrent",
+        functools.partial(lstm_case, steps=64, batch=16, inputs=128, hidden=128),
+        takes_out=False,
     ),
 )
 

@@ -105,11 +105,14 @@ def render_kernel(catalog: Catalog, spec: OperatorSpec) -> str:
     derived = _derived_outputs(spec)
     derived_targets = {target for target, _ in derived}
     # An output whose DataType or Sizes the spec cannot derive is described by the caller (CAST's
-    # output type, a comparison's UINT8 or UINT32): the derivable members may be left out.
+    # output type, a comparison's UINT8 or UINT32): the derivable members may be left out. An
+    # optional one is the caller's to ask for even where derivable (RNN's outputs: {} derives
+    # its desc, None leaves it out).
     required_outputs = [
         f
         for f in spec.fields
-        if f.is_output and not {f"{f.name}.DataType", f"{f.name}.Sizes"} <= derived_targets
+        if f.is_output
+        and (f.optional or not {f"{f.name}.DataType", f"{f.name}.Sizes"} <= derived_targets)
     ]
     defaults = dict(kernel.defaults)
     scalars = [f for f in spec.fields if not (f.is_tensor or f.is_tensor_array)]
@@ -299,9 +302,15 @@ def _function_doc(
         members = [
             m for m in ("DataType", "Sizes") if f"{field.name}.{m}" not in {t for t, _ in derived}
         ]
+        described = (
+            " ({} derives both; None leaves it out)."
+            if not members
+            else f" (its {' and '.join(members)} at least)."
+            if len(members) < 2
+            else "."
+        )
         parts.append(
-            f"{field.name}: the output desc, {{'DataType': ..., 'Sizes': [...]}}"
-            + (f" (its {' and '.join(members)} at least)." if len(members) < 2 else ".")
+            f"{field.name}: the output desc, {{'DataType': ..., 'Sizes': [...]}}" + described
         )
     parts.append(
         " ".join(

@@ -33,8 +33,8 @@ def _data_type_of(common: CommonTable, array: Any) -> str:
 
 
 def _static_value(common: CommonTable, value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(value)
+    if isinstance(value, list):  # an operator-desc array (RNN's ActivationDescs) item by item
+        return tuple(_static_value(common, v) if isinstance(v, TensorView) else v for v in value)
     if isinstance(value, TensorView):  # a struct field (ScaleBias, FusedActivation): hashable
         return tuple(sorted((k, _frozen(v)) for k, v in value.members.items()))
     if isinstance(value, str) and value in common.data_types:
