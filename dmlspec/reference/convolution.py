@@ -554,6 +554,7 @@ EXACT: dict[str, Exact] = {
     "FOLD": _fold_exact,
     "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _integer_to_float_exact,
     "MULTIHEAD_ATTENTION": _attention_exact,
+    "MULTIHEAD_ATTENTION1": _attention_exact,
 }
 
 

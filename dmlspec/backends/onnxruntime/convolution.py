@@ -591,6 +591,7 @@ OPERATORS: dict[str, Builder] = {
     "CONVOLUTION_INTEGER": _convolution_integer,
     "QUANTIZED_LINEAR_CONVOLUTION": _quantized_linear_convolution,
     "MULTIHEAD_ATTENTION": _multihead_attention,
+    "MULTIHEAD_ATTENTION1": _multihead_attention,
 }
 
 
