@@ -1,5 +1,6 @@
 """MULTIHEAD_ATTENTION1 as grouped-query attention: shared key and value heads worked by hand on
-the reference, the JAX kernel and onnxruntime's graph, equal counts read as MULTIHEAD_ATTENTION,
+the reference, the JAX kernel and onnxruntime's graph (and onnxruntime's GroupQueryAttention
+where it applies), equal counts read as MULTIHEAD_ATTENTION,
 the size rules the two counts change firing by id, PastSequenceLengthsTensor leaving the outputs
 undefined, backends misreading which key and value head a query head shares caught, the ops
 function, and the generated suite on jax, the NumPy reference and onnxruntime (slow)."""
@@ -136,6 +137,52 @@ def test_shared_heads_are_multihead_attention_with_each_key_and_value_head_repea
         biased_key = (inputs["KeyTensor"] + bias[12:18]).reshape(2, 5, 2, 3)
         key = np.concatenate([inputs["PastKeyTensor"], np.swapaxes(biased_key, 1, 2)], axis=2)
         np.testing.assert_allclose(outputs["OutputPresentKeyTensor"], key, rtol=1e-6)
+
+
+def test_onnxruntime_group_query_attention_shares_the_heads_the_same_way() -> None:
+    """com.microsoft GroupQueryAttention (causal=0; onnxruntime's CPU kernel takes head sizes
+    that are multiples of 8 and, without a past, a key as long as the query) agrees with the
+    reference on a desc within those limits: the grouping decided in C27, from a second
+    implementation."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    sizes = {"QueryTensor": [2, 5, 32], "KeyTensor": [2, 5, 16], "ValueTensor": [2, 5, 16]}
+    operator = _grouped({**sizes, "OutputTensor": [2, 5, 32]}, 4, 2, Scale=0.3)
+    assert validate_operator(operator).valid
+    inputs = _inputs(sizes)
+    names = {"QueryTensor": "q", "KeyTensor": "k", "ValueTensor": "v"}
+    feeds: dict[str, np.ndarray] = {names[k]: v for k, v in inputs.items()}
+    feeds.update(seqlens_k=np.full(2, 4, np.int32), total=np.array(5, np.int32))
+    node = helper.make_node(
+        "GroupQueryAttention",
+        ["q", "k", "v", "", "", "seqlens_k", "total"],
+        ["out"],
+        domain="com.microsoft",
+        num_heads=4,
+        kv_num_heads=2,
+        causal=0,
+        scale=0.3,
+    )
+    graph = helper.make_graph(
+        [node],
+        "gqa",
+        [
+            helper.make_tensor_value_info(
+                name,
+                TensorProto.INT32 if name in ("seqlens_k", "total") else TensorProto.FLOAT,
+                list(value.shape),
+            )
+            for name, value in feeds.items()
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (output,) = session.run(None, feeds)
+    expected = reference.run(operator, inputs)["OutputTensor"]
+    np.testing.assert_allclose(output, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_equal_counts_are_multihead_attention() -> None:
