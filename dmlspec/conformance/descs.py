@@ -28,6 +28,7 @@ from .solved import (
     partition_along_axis,
     presence_as_required,
     shape_alternatives,
+    undefining_inputs,
     values_as_required,
     windows_inside,
 )
@@ -231,6 +232,7 @@ def draw_desc(
     if not rows:
         raise LookupError(f"{spec.name} does not exist at {level}")
     derivable = {d.target for d in spec_derivations(spec)}
+    undefining = undefining_inputs(spec)
     forced_tensors = {f.tensor for f in forces if f.kind != "when"}
     forced_members = {f.tensor: f.value for f in forces if f.kind == "when"}
     for attempt in range(attempts):
@@ -245,8 +247,13 @@ def draw_desc(
             if tensor.name in presence:
                 if not presence[tensor.name]:
                     continue  # left out as the spec's presence rules require
-            elif tensor.optional and not tensor.is_output and not forced and rng.random() < 0.3:
-                continue  # an optional input left out now and then
+            elif (
+                tensor.optional
+                and not tensor.is_output
+                and not forced
+                and (tensor.name in undefining or rng.random() < 0.3)
+            ):
+                continue  # an optional input left out now and then (always, if it undefines)
             if tensor.is_tensor_array:
                 desc[tensor.name] = [
                     {

@@ -137,6 +137,22 @@ def _find_presence_choices(spec: OperatorSpec) -> _PresenceChoices:
     return ordered, allowed
 
 
+def undefining_inputs(spec: OperatorSpec) -> frozenset[str]:
+    """Optional inputs whose presence alone breaks a requires rule made only of present()
+    calls, one that holds without them (MULTIHEAD_ATTENTION1's PastSequenceLengthsTensor,
+    whose effect is undefined): a case given one judges none of the outputs that rule leaves
+    undefined, so draws leave them out unless a cell forces them."""
+    found: set[str] = set()
+    for constraint in spec.constraints:
+        tree = constraint.expr.tree
+        names = _present_only(tree)
+        if constraint.constraint_class == "requires" and names and _holds(tree, frozenset()):
+            found |= {name for name in names if not _holds(tree, frozenset({name}))}
+    return frozenset(
+        f.name for f in spec.fields if f.name in found and f.kind == "input_tensor" and f.optional
+    )
+
+
 def presence_allows(spec: OperatorSpec, given: set[str]) -> bool:
     """Whether the spec's presence rules let every field of `given` be given together (not
     MULTIHEAD_ATTENTION's QueryTensor with its StackedQueryKeyTensor)."""

@@ -1,7 +1,7 @@
 """The convolution family as JAX (convolution, matrix multiplication, attention): one table of
 functions, one primitive that runs them; so far GEMM, CONVOLUTION, the integer and quantized
 matrix multiplications, FOLD, UNFOLD, the integer and quantized convolutions and
-MULTIHEAD_ATTENTION.
+MULTIHEAD_ATTENTION(1).
 
 `convolution` is the primitive their specs name. Floating inputs are accumulated in FLOAT32
 (FLOAT16 too: DirectML's accumulation unless a backend runs with half precision allowed),
@@ -11,8 +11,9 @@ summed exactly (lax.dot_general with an integer preferred_element_type), zero po
 subtracted first (CONVOLUTION_INTEGER's and QUANTIZED_LINEAR_CONVOLUTION's lax.conv_general_dilated
 in INT32); the quantized operators requantize as ELEMENT_WISE_QUANTIZE_LINEAR does.
 UNFOLD (im2col) gathers window elements (exact); FOLD (col2im) adds them back with one
-scatter-add. MULTIHEAD_ATTENTION: two lax.dot_generals per head around jax.nn.softmax, all in
-FLOAT32, rounded once to the output type.
+scatter-add. MULTIHEAD_ATTENTION and MULTIHEAD_ATTENTION1 (grouped-query: each key and value head
+repeated for the query heads it serves): two lax.dot_generals per head around jax.nn.softmax,
+all in FLOAT32, rounded once to the output type.
 """
 
 from __future__ import annotations
@@ -405,19 +406,21 @@ def _attention_inputs(
     stacked_key_value: Array | None,
     stacked_query_key_value: Array | None,
     heads: int,
+    key_value_heads: int,
 ) -> tuple[Array, Array, Array]:
-    """Query, key and value as {batch, length, heads, size}, from whichever tensors hold them
-    (a stacked one along its fourth dimension, in its name's order)."""
+    """Query {batch, length, heads, size}, key and value {batch, length, key_value_heads, size},
+    from whichever tensors hold them (a stacked one along its fourth dimension, in its name's
+    order)."""
     forms: tuple[tuple[tuple[Array | None, int | None], ...], ...] = (
         ((query, None), (stacked_query_key, 0), (stacked_query_key_value, 0)),
         ((key, None), (stacked_query_key, 1), (stacked_key_value, 0), (stacked_query_key_value, 1)),
         ((value, None), (stacked_key_value, 1), (stacked_query_key_value, 2)),
     )
     found = []
-    for options in forms:
+    for options, count in zip(forms, (heads, key_value_heads, key_value_heads), strict=True):
         tensor, index = next((t, i) for t, i in options if t is not None)
         assert tensor is not None  # the validator requires one of each
-        found.append(_heads(tensor, heads) if index is None else tensor[:, :, :, index])
+        found.append(_heads(tensor, count) if index is None else tensor[:, :, :, index])
     return found[0], found[1], found[2]
 
 
@@ -455,32 +458,49 @@ def _multihead_attention(
     relative_position_bias: Array | None,
     past_key: Array | None,
     past_value: Array | None,
+    past_sequence_lengths: Array | None = None,
     *,
     scale: float,
     mask_filter_value: float,
     head_count: int,
+    key_value_head_count: int,
     mask_type: str,
     output_type: str,
 ) -> tuple[Array, Array, Array]:
     """[Bias] -> GEMM(Q, K^T) * Scale -> [RelativePositionBias] -> [Mask] -> softmax ->
-    GEMM(., V), per head, in FLOAT32 (FLOAT16 widened) at the highest precision; returns the
-    output {batch, sequence, heads * valueHeadSize} and the present key and value {batch,
-    heads, total, size} (the biased key and value after the past ones)."""
+    GEMM(., V), per query head, in FLOAT32 (FLOAT16 widened) at the highest precision; query
+    head h uses key and value head h // (head_count / key_value_head_count) (MULTIHEAD_ATTENTION
+    passes its HeadCount for both counts). Returns the output {batch, sequence, head_count *
+    valueHeadSize} and the present key and value {batch, key_value_head_count, total, size}
+    (the biased key and value after the past ones). MULTIHEAD_ATTENTION1's
+    past_sequence_lengths is not read: its effect is undefined (R2-R4)."""
+    del past_sequence_lengths
     q, k, v = _attention_inputs(
-        query, key, value, stacked_query_key, stacked_key_value, stacked_query_key_value, head_count
+        query,
+        key,
+        value,
+        stacked_query_key,
+        stacked_key_value,
+        stacked_query_key_value,
+        head_count,
+        key_value_head_count,
     )
     wide = _accumulation(q.dtype)
     q, k, v = q.astype(wide), k.astype(wide), v.astype(wide)
     if bias is not None:
         b = bias.reshape(-1).astype(wide)
-        hidden = head_count * q.shape[-1]
-        q = q + b[:hidden].reshape(q.shape[-2:])
-        k = k + b[hidden : 2 * hidden].reshape(k.shape[-2:])
-        v = v + b[2 * hidden :].reshape(v.shape[-2:])
-    k, v = jnp.swapaxes(k, 1, 2), jnp.swapaxes(v, 1, 2)  # {batch, heads, length, size}
+        query_end = q.shape[-2] * q.shape[-1]
+        key_end = query_end + k.shape[-2] * k.shape[-1]
+        q = q + b[:query_end].reshape(q.shape[-2:])
+        k = k + b[query_end:key_end].reshape(k.shape[-2:])
+        v = v + b[key_end:].reshape(v.shape[-2:])
+    k, v = jnp.swapaxes(k, 1, 2), jnp.swapaxes(v, 1, 2)  # {batch, key_value_heads, length, size}
     if past_key is not None and past_value is not None:
         k = jnp.concatenate([past_key.reshape(past_key.shape[-4:]).astype(wide), k], axis=2)
         v = jnp.concatenate([past_value.reshape(past_value.shape[-4:]).astype(wide), v], axis=2)
+    present_key, present_value = k, v
+    group = head_count // key_value_head_count  # query heads per key and value head
+    k, v = jnp.repeat(k, group, axis=1), jnp.repeat(v, group, axis=1)  # {batch, heads, ..}
     scores = lax.dot_general(
         q,
         k,
@@ -504,7 +524,11 @@ def _multihead_attention(
     )
     batch, heads, sequence, size = output.shape
     output = jnp.swapaxes(output, 1, 2).reshape(batch, sequence, heads * size)
-    return output.astype(output_type), k.astype(output_type), v.astype(output_type)
+    return (
+        output.astype(output_type),
+        present_key.astype(output_type),
+        present_value.astype(output_type),
+    )
 
 
 # Every function of the family, by operator name.

@@ -1,6 +1,6 @@
 """The convolution family (convolution, matrix multiplication, attention), written from the
 DirectML pages; so far GEMM, CONVOLUTION, the integer and quantized matrix multiplications,
-FOLD, UNFOLD, the integer and quantized convolutions and MULTIHEAD_ATTENTION.
+FOLD, UNFOLD, the integer and quantized convolutions and MULTIHEAD_ATTENTION(1).
 
 Each operator is computed in FLOAT64 (every product of two FLOAT32 or FLOAT16 values is exact
 there; a sum of K of them is within K * 2^-53 of the sum of their absolute values, 2^29 times
@@ -30,7 +30,9 @@ and quantizes with ELEMENT_WISE_QUANTIZE_LINEAR's rule.
 MULTIHEAD_ATTENTION: the page's steps ("[Add Bias to query/key/value] -> GEMM(Query,
 Transposed(Key)) * Scale -> [Add RelativePositionBias] -> [Add Mask] -> Softmax ->
 GEMM(SoftmaxResult, Value)") one batch and head at a time; its output's bound composes the two
-products with the softmax's error, as its spec's notes derive.
+products with the softmax's error, as its spec's notes derive. MULTIHEAD_ATTENTION1 the same,
+grouped: query head h attends with key and value head h // (QueryHeadCount /
+KeyValueHeadCount); its PastSequenceLengthsTensor is not read (undefined, R2-R4).
 
 UNFOLD and FOLD: the pages' blocks visited one window element at a time (direct loops): UNFOLD
 copies each into its column, FOLD adds each back ("by summing the overlapping values"), each a
@@ -375,14 +377,22 @@ def _fold(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
 _UNIT = {"FLOAT16": (2.0**-11, 2.0**-14), "FLOAT32": (2.0**-24, 2.0**-126)}
 
 
-def _attention_parts(f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Query {B, S, H, D}, key {B, L, H, D} and value {B, L, H, Dv} in FLOAT64, from the page's
-    forms: QueryTensor {B, S, H * D} (leading 1s) split into heads, or a stacked tensor's slice
-    along its fourth dimension (StackedQueryKey: query, key; StackedKeyValue: key, value;
-    StackedQueryKeyValue: query, key, value)."""
-    heads = f.integer("HeadCount")
+def _head_counts(f: Fields) -> tuple[int, int]:
+    """The query's and the key's and value's head counts: MULTIHEAD_ATTENTION1's
+    QueryHeadCount and KeyValueHeadCount, MULTIHEAD_ATTENTION's HeadCount for both."""
+    if f.spec.name == "MULTIHEAD_ATTENTION":
+        return f.integer("HeadCount"), f.integer("HeadCount")
+    return f.integer("QueryHeadCount"), f.integer("KeyValueHeadCount")
 
-    def split(name: str) -> np.ndarray:
+
+def _attention_parts(f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Query {B, S, H, D}, key {B, L, G, D} and value {B, L, G, Dv} in FLOAT64 (H query heads,
+    G key and value heads), from the page's forms: QueryTensor {B, S, H * D} (leading 1s) split
+    into heads, or a stacked tensor's slice along its fourth dimension (StackedQueryKey: query,
+    key; StackedKeyValue: key, value; StackedQueryKeyValue: query, key, value)."""
+    query_heads, key_value_heads = _head_counts(f)
+
+    def split(name: str, heads: int) -> np.ndarray:
         data = np.asarray(x[name], np.float64)
         b, n, hidden = data.shape[-3:]
         return data.reshape(b, n, heads, hidden // heads)
@@ -409,9 +419,10 @@ def _attention_parts(f: Fields, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.n
         ],
     }
     found = []
-    for role in ("query", "key", "value"):
+    counts = (query_heads, key_value_heads, key_value_heads)
+    for role, heads in zip(("query", "key", "value"), counts, strict=True):
         name, index = next((n, i) for n, i in sources[role] if n in x)
-        found.append(split(name) if index is None else stacked(name, index))
+        found.append(split(name, heads) if index is None else stacked(name, index))
     q, k, v = found
     return q, k, v
 
@@ -428,13 +439,17 @@ def _attention_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.nda
     present key and value."""
     q, k, v = _attention_parts(f, x)
     batch, sequence, heads, size = q.shape
-    value_size = v.shape[-1]
+    key_value_heads, value_size = v.shape[-2:]
+    group = heads // key_value_heads  # the query heads each key and value head serves
     q_abs, k_abs, v_abs = np.abs(q), np.abs(k), np.abs(v)
     if "BiasTensor" in x:
         bias = np.asarray(x["BiasTensor"], np.float64).reshape(-1)
-        hidden = heads * size
-        pieces = (bias[:hidden], bias[hidden : 2 * hidden], bias[2 * hidden :])
-        q_bias, k_bias, v_bias = (p.reshape(heads, -1) for p in pieces)
+        query_end, key_end = heads * size, (heads + key_value_heads) * size
+        pieces = (bias[:query_end], bias[query_end:key_end], bias[key_end:])
+        q_bias, k_bias, v_bias = (
+            p.reshape(n, -1)
+            for p, n in zip(pieces, (heads, key_value_heads, key_value_heads), strict=True)
+        )
         q, k, v = q + q_bias, k + k_bias, v + v_bias
         q_abs, k_abs, v_abs = q_abs + np.abs(q_bias), k_abs + np.abs(k_bias), v_abs + np.abs(v_bias)
     # {B, H, n, size}: the past first along the sequence
@@ -464,8 +479,9 @@ def _attention_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.nda
     terms = comparison_terms(f)
     for b in range(batch):
         for h in range(heads):
-            scores = scale * (q[b, :, h, :] @ k[b, h].T)  # {S, T}
-            magnitude = abs(scale) * (q_abs[b, :, h, :] @ k_abs[b, h].T)
+            g = h // group  # the key and value head query head h shares
+            scores = scale * (q[b, :, h, :] @ k[b, g].T)  # {S, T}
+            magnitude = abs(scale) * (q_abs[b, :, h, :] @ k_abs[b, g].T)
             if relative is not None:
                 scores = scores + relative[b, h]
                 magnitude = magnitude + np.abs(relative[b, h])
@@ -488,23 +504,23 @@ def _attention_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.nda
             shifted = np.exp(scores - top)
             weights = shifted / shifted.sum(axis=1, keepdims=True)
             columns = slice(h * value_size, (h + 1) * value_size)
-            output[b, :, columns] = weights @ v[b, h]
-            spread = weights @ v_abs[b, h]  # B: the second product on absolute values
+            output[b, :, columns] = weights @ v[b, g]
+            spread = weights @ v_abs[b, g]  # B: the second product on absolute values
             # E_j: each score's error, then the softmax's worst relative change per weight
             error = unit * ((size + 6) * magnitude + np.abs(top)) + (size + 5) * tiny
             with np.errstate(over="ignore"):
                 mean = np.log((weights * np.exp(error)).sum(axis=1, keepdims=True))
                 change = np.expm1(error + mean)
-            perturbed = np.where(weights > 0, weights * change, 0.0) @ v_abs[b, h]
+            perturbed = np.where(weights > 0, weights * change, 0.0) @ v_abs[b, g]
             # a weight below the smallest normal value may be flushed to 0
             with np.errstate(over="ignore", invalid="ignore"):
                 largest = weights * np.exp(error + mean)
             flushed = np.where(largest < tiny, largest, 0.0)
-            perturbed = perturbed + flushed @ v_abs[b, h]
+            perturbed = perturbed + flushed @ v_abs[b, g]
             bound[b, :, columns] = spread + perturbed / (unit * terms)
             # what the steps hold: the biased query, key and value, the scores
             held = max(
-                np.nanmax(a, initial=0.0) for a in (q_abs[b, :, h], k_abs[b, h], v_abs[b, h])
+                np.nanmax(a, initial=0.0) for a in (q_abs[b, :, h], k_abs[b, g], v_abs[b, g])
             )
             reach[b, :, columns] = np.maximum(
                 bound[b, :, columns], magnitude.max(axis=1, keepdims=True)
@@ -528,6 +544,7 @@ EXACT: dict[str, Exact] = {
     "FOLD": _fold_exact,
     "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _integer_to_float_exact,
     "MULTIHEAD_ATTENTION": _attention_exact,
+    "MULTIHEAD_ATTENTION1": _attention_exact,
 }
 
 

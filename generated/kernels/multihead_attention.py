@@ -46,6 +46,10 @@ def _static_head_count(d: View) -> Any:
     return d.HeadCount
 
 
+def _static_key_value_head_count(d: View) -> Any:
+    return d.HeadCount
+
+
 KERNEL = KernelTable(
     name="MULTIHEAD_ATTENTION",
     operator_type="DML_OPERATOR_MULTIHEAD_ATTENTION",
@@ -60,6 +64,7 @@ KERNEL = KernelTable(
         ("mask_type", _static_mask_type),
         ("output_type", _static_output_type),
         ("head_count", _static_head_count),
+        ("key_value_head_count", _static_key_value_head_count),
     ),
     defaults=(),
     derived=(),

@@ -24,6 +24,7 @@ from dmlspec.validation.tables import (
     Rule,
     SupportCell,
     SupportRowInfo,
+    Undefined,
 )
 
 from .common import COMMON, fn
@@ -52,6 +53,72 @@ FIELDS = (
     FieldInfo("KeyValueHeadCount", "uint", optional=False),
     FieldInfo("MaskType", "enum", optional=False, enum="DML_MULTIHEAD_ATTENTION_MASK_TYPE"),
 )
+
+
+def _batch_size(d: View) -> Any:
+    """BatchSize: batchSize: OutputTensor's {batchSize, sequenceLength, valueHiddenSize}."""
+    return d.OutputTensor.Sizes[-3]
+
+
+def _sequence_length(d: View) -> Any:
+    """SequenceLength: sequenceLength, the query's."""
+    return d.OutputTensor.Sizes[-2]
+
+
+def _value_head_size(d: View) -> Any:
+    """ValueHeadSize: valueHeadSize: the output's valueHiddenSize = QueryHeadCount * valueHeadSize;
+    meaningful once the output's rule holds.
+    """
+    return d.OutputTensor.Sizes[-1] // d.QueryHeadCount
+
+
+def _head_size(d: View) -> Any:
+    """HeadSize: headSize: QueryTensor's hiddenSize / QueryHeadCount, or the last size of the
+    stacked tensor holding the query.
+    """
+    return (
+        fn.first_present(
+            lambda: d.QueryTensor.Sizes[-1] // d.QueryHeadCount,
+            lambda: d.StackedQueryKeyTensor.Sizes[4],
+            lambda: d.StackedQueryKeyValueTensor.Sizes[4],
+        )
+    )
+
+
+def _hidden_size(d: View) -> Any:
+    """HiddenSize: The query's hiddenSize = QueryHeadCount * headSize."""
+    return d.QueryHeadCount * d.HeadSize
+
+
+def _key_hidden_size(d: View) -> Any:
+    """KeyHiddenSize: The key's hidden size, KeyValueHeadCount * headSize."""
+    return d.KeyValueHeadCount * d.HeadSize
+
+
+def _key_value_sequence_length(d: View) -> Any:
+    """KeyValueSequenceLength: keyValueSequenceLength, from whichever tensor holds the key (a key
+    stacked with the query has the query's sequenceLength).
+    """
+    return (
+        fn.first_present(
+            lambda: d.KeyTensor.Sizes[-2],
+            lambda: d.StackedKeyValueTensor.Sizes[1],
+            lambda: d.StackedQueryKeyTensor.Sizes[1],
+            lambda: d.StackedQueryKeyValueTensor.Sizes[1],
+        )
+    )
+
+
+def _past_sequence_length(d: View) -> Any:
+    """PastSequenceLength: pastSequenceLength, 0 without PastKeyTensor."""
+    return fn.first_present(lambda: d.PastKeyTensor.Sizes[-2], lambda: 0)
+
+
+def _total_sequence_length(d: View) -> Any:
+    """TotalSequenceLength: The keys each query attends to: pastSequenceLength +
+    keyValueSequenceLength.
+    """
+    return d.PastSequenceLength + d.KeyValueSequenceLength
 
 
 def _c1(d: View) -> bool:
@@ -110,7 +177,456 @@ def _c1(d: View) -> bool:
     )
 
 
-DEFINITIONS: dict[str, Callable[[View], Any]] = {}
+def _c2(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C2: exactly one of QueryTensor, StackedQueryKeyTensor,
+    StackedQueryKeyValueTensor must be given (the query).
+    """
+    return bool(
+        (
+            fn.present(lambda: d.QueryTensor)
+            and not fn.present(lambda: d.StackedQueryKeyTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or (
+            not fn.present(lambda: d.QueryTensor)
+            and fn.present(lambda: d.StackedQueryKeyTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or (
+            not fn.present(lambda: d.QueryTensor)
+            and not fn.present(lambda: d.StackedQueryKeyTensor)
+            and fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+    )
+
+
+def _c3(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C3: exactly one of KeyTensor, StackedQueryKeyTensor,
+    StackedKeyValueTensor, StackedQueryKeyValueTensor must be given (the key).
+    """
+    return bool(
+        (
+            fn.present(lambda: d.KeyTensor)
+            and not fn.present(lambda: d.StackedQueryKeyTensor)
+            and not fn.present(lambda: d.StackedKeyValueTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or (
+            not fn.present(lambda: d.KeyTensor)
+            and fn.present(lambda: d.StackedQueryKeyTensor)
+            and not fn.present(lambda: d.StackedKeyValueTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or (
+            not fn.present(lambda: d.KeyTensor)
+            and not fn.present(lambda: d.StackedQueryKeyTensor)
+            and fn.present(lambda: d.StackedKeyValueTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or (
+            not fn.present(lambda: d.KeyTensor)
+            and not fn.present(lambda: d.StackedQueryKeyTensor)
+            and not fn.present(lambda: d.StackedKeyValueTensor)
+            and fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+    )
+
+
+def _c4(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C4: exactly one of ValueTensor, StackedKeyValueTensor,
+    StackedQueryKeyValueTensor must be given (the value).
+    """
+    return bool(
+        (
+            fn.present(lambda: d.ValueTensor)
+            and not fn.present(lambda: d.StackedKeyValueTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or (
+            not fn.present(lambda: d.ValueTensor)
+            and fn.present(lambda: d.StackedKeyValueTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or (
+            not fn.present(lambda: d.ValueTensor)
+            and not fn.present(lambda: d.StackedKeyValueTensor)
+            and fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+    )
+
+
+def _c5(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C5: QueryHeadCount and KeyValueHeadCount must be at least 1."""
+    return bool(d.QueryHeadCount >= 1 and d.KeyValueHeadCount >= 1)
+
+
+def _c6(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C6: OutputTensor.Sizes must be {batchSize, sequenceLength,
+    valueHiddenSize} (leading 1s allowed), valueHiddenSize a multiple of QueryHeadCount.
+    """
+    return bool(
+        fn.all_ones(d.OutputTensor.Sizes[:-3]) and d.OutputTensor.Sizes[-1] % d.QueryHeadCount == 0
+    )
+
+
+def _c7(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C7: QueryTensor.Sizes must be {batchSize, sequenceLength, hiddenSize}
+    (leading 1s allowed), batchSize and sequenceLength the output's, hiddenSize a multiple of
+    QueryHeadCount.
+    """
+    return bool(
+        not fn.present(lambda: d.QueryTensor)
+        or (
+            fn.all_ones(d.QueryTensor.Sizes[:-3])
+            and d.QueryTensor.Sizes[-3] == d.BatchSize
+            and d.QueryTensor.Sizes[-2] == d.SequenceLength
+            and d.QueryTensor.Sizes[-1] % d.QueryHeadCount == 0
+        )
+    )
+
+
+def _c8(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C8: StackedQueryKeyTensor.Sizes must be {batchSize, sequenceLength,
+    QueryHeadCount, 2, headSize}.
+    """
+    return bool(
+        not fn.present(lambda: d.StackedQueryKeyTensor)
+        or (
+            d.StackedQueryKeyTensor.Sizes[0] == d.BatchSize
+            and d.StackedQueryKeyTensor.Sizes[1] == d.SequenceLength
+            and d.StackedQueryKeyTensor.Sizes[2] == d.QueryHeadCount
+            and d.StackedQueryKeyTensor.Sizes[3] == 2
+        )
+    )
+
+
+def _c9(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C9: StackedQueryKeyValueTensor.Sizes must be {batchSize, sequenceLength,
+    QueryHeadCount, 3, headSize}.
+    """
+    return bool(
+        not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        or (
+            d.StackedQueryKeyValueTensor.Sizes[0] == d.BatchSize
+            and d.StackedQueryKeyValueTensor.Sizes[1] == d.SequenceLength
+            and d.StackedQueryKeyValueTensor.Sizes[2] == d.QueryHeadCount
+            and d.StackedQueryKeyValueTensor.Sizes[3] == 3
+        )
+    )
+
+
+def _c10(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C10: KeyTensor.Sizes must be {batchSize, keyValueSequenceLength,
+    KeyValueHeadCount * headSize} (leading 1s allowed), headSize the query's.
+    """
+    return bool(
+        not fn.present(lambda: d.KeyTensor)
+        or (
+            fn.all_ones(d.KeyTensor.Sizes[:-3])
+            and d.KeyTensor.Sizes[-3] == d.BatchSize
+            and d.KeyTensor.Sizes[-1] == d.KeyHiddenSize
+        )
+    )
+
+
+def _c11(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C11: StackedKeyValueTensor.Sizes must be {batchSize,
+    keyValueSequenceLength, KeyValueHeadCount, 2, headSize}, headSize the query's.
+    """
+    return bool(
+        not fn.present(lambda: d.StackedKeyValueTensor)
+        or (
+            d.StackedKeyValueTensor.Sizes[0] == d.BatchSize
+            and d.StackedKeyValueTensor.Sizes[2] == d.KeyValueHeadCount
+            and d.StackedKeyValueTensor.Sizes[3] == 2
+            and d.StackedKeyValueTensor.Sizes[4] == d.HeadSize
+        )
+    )
+
+
+def _c12(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C12: ValueTensor.Sizes must be {batchSize, keyValueSequenceLength,
+    KeyValueHeadCount * valueHeadSize} (leading 1s allowed), keyValueSequenceLength the key's,
+    valueHeadSize the output's.
+    """
+    return bool(
+        not fn.present(lambda: d.ValueTensor)
+        or (
+            fn.all_ones(d.ValueTensor.Sizes[:-3])
+            and d.ValueTensor.Sizes[-3] == d.BatchSize
+            and d.ValueTensor.Sizes[-2] == d.KeyValueSequenceLength
+            and d.ValueTensor.Sizes[-1] == d.KeyValueHeadCount * d.ValueHeadSize
+        )
+    )
+
+
+def _c13(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C13: with StackedKeyValueTensor, OutputTensor.Sizes[-1]
+    (valueHiddenSize) must be QueryHeadCount * headSize: the value's heads are the stacked
+    headSize long.
+    """
+    return bool(
+        not fn.present(lambda: d.StackedKeyValueTensor) or d.OutputTensor.Sizes[-1] == d.HiddenSize
+    )
+
+
+def _c14(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C14: with StackedQueryKeyValueTensor, OutputTensor.Sizes[-1]
+    (valueHiddenSize) must be QueryHeadCount * headSize.
+    """
+    return bool(
+        not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        or d.OutputTensor.Sizes[-1] == d.HiddenSize
+    )
+
+
+def _c15(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C15: BiasTensor.Sizes must be {QueryHeadCount * headSize +
+    KeyValueHeadCount * headSize + KeyValueHeadCount * valueHeadSize} (leading 1s allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.BiasTensor)
+        or (
+            fn.all_ones(d.BiasTensor.Sizes[:-1])
+            and d.BiasTensor.Sizes[-1]
+            == d.HiddenSize + d.KeyHiddenSize + d.KeyValueHeadCount * d.ValueHeadSize
+        )
+    )
+
+
+def _c16(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C16: PastKeyTensor and PastValueTensor must be given together."""
+    return bool(
+        (fn.present(lambda: d.PastKeyTensor) and fn.present(lambda: d.PastValueTensor))
+        or (not fn.present(lambda: d.PastKeyTensor) and not fn.present(lambda: d.PastValueTensor))
+    )
+
+
+def _c17(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C17: PastKeyTensor.Sizes must be {batchSize, KeyValueHeadCount,
+    pastSequenceLength, headSize} (leading 1s allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.PastKeyTensor)
+        or (
+            fn.all_ones(d.PastKeyTensor.Sizes[:-4])
+            and d.PastKeyTensor.Sizes[-4] == d.BatchSize
+            and d.PastKeyTensor.Sizes[-3] == d.KeyValueHeadCount
+            and d.PastKeyTensor.Sizes[-1] == d.HeadSize
+        )
+    )
+
+
+def _c18(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C18: PastValueTensor.Sizes must be {batchSize, KeyValueHeadCount,
+    pastSequenceLength, valueHeadSize} (leading 1s allowed), pastSequenceLength PastKeyTensor's.
+    """
+    return bool(
+        not fn.present(lambda: d.PastValueTensor)
+        or (
+            fn.all_ones(d.PastValueTensor.Sizes[:-4])
+            and d.PastValueTensor.Sizes[-4] == d.BatchSize
+            and d.PastValueTensor.Sizes[-3] == d.KeyValueHeadCount
+            and d.PastValueTensor.Sizes[-2] == d.PastSequenceLength
+            and d.PastValueTensor.Sizes[-1] == d.ValueHeadSize
+        )
+    )
+
+
+def _c19(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C19: OutputPresentKeyTensor.Sizes must be {batchSize, KeyValueHeadCount,
+    pastSequenceLength + keyValueSequenceLength, headSize} (leading 1s allowed;
+    pastSequenceLength 0 without PastKeyTensor).
+    """
+    return bool(
+        not fn.present(lambda: d.OutputPresentKeyTensor)
+        or (
+            fn.all_ones(d.OutputPresentKeyTensor.Sizes[:-4])
+            and d.OutputPresentKeyTensor.Sizes[-4] == d.BatchSize
+            and d.OutputPresentKeyTensor.Sizes[-3] == d.KeyValueHeadCount
+            and d.OutputPresentKeyTensor.Sizes[-2] == d.TotalSequenceLength
+            and d.OutputPresentKeyTensor.Sizes[-1] == d.HeadSize
+        )
+    )
+
+
+def _c20(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C20: OutputPresentValueTensor.Sizes must be {batchSize,
+    KeyValueHeadCount, pastSequenceLength + keyValueSequenceLength, valueHeadSize} (leading 1s
+    allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.OutputPresentValueTensor)
+        or (
+            fn.all_ones(d.OutputPresentValueTensor.Sizes[:-4])
+            and d.OutputPresentValueTensor.Sizes[-4] == d.BatchSize
+            and d.OutputPresentValueTensor.Sizes[-3] == d.KeyValueHeadCount
+            and d.OutputPresentValueTensor.Sizes[-2] == d.TotalSequenceLength
+            and d.OutputPresentValueTensor.Sizes[-1] == d.ValueHeadSize
+        )
+    )
+
+
+def _c21(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C21: RelativePositionBiasTensor.Sizes must be {batchSize or 1,
+    QueryHeadCount or 1, sequenceLength, pastSequenceLength + keyValueSequenceLength} (a leading
+    1 allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.RelativePositionBiasTensor)
+        or (
+            fn.broadcastable(
+                fn.pad_left(d.RelativePositionBiasTensor.Sizes, 5),
+                [1, d.BatchSize, d.QueryHeadCount, d.SequenceLength, d.TotalSequenceLength],
+            )
+            and d.RelativePositionBiasTensor.Sizes[-2] == d.SequenceLength
+            and d.RelativePositionBiasTensor.Sizes[-1] == d.TotalSequenceLength
+        )
+    )
+
+
+def _c22(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C22: a MaskTensor needs a MaskType other than NONE."""
+    return bool(not fn.present(lambda: d.MaskTensor) or d.MaskType != "NONE")
+
+
+def _c23(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C23: a BOOLEAN MaskTensor must broadcast to {batchSize, QueryHeadCount,
+    sequenceLength, pastSequenceLength + keyValueSequenceLength} (each dimension 1 or full).
+    """
+    return bool(
+        not fn.present(lambda: d.MaskTensor)
+        or d.MaskType != "BOOLEAN"
+        or fn.broadcastable(
+            fn.pad_left(d.MaskTensor.Sizes, 5),
+            [1, d.BatchSize, d.QueryHeadCount, d.SequenceLength, d.TotalSequenceLength],
+        )
+    )
+
+
+def _c24(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C24: a KEY_SEQUENCE_LENGTH MaskTensor's Sizes must be {1, batchSize}
+    (leading 1s allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.MaskTensor)
+        or d.MaskType != "KEY_SEQUENCE_LENGTH"
+        or (
+            d.MaskTensor.DimensionCount >= 2
+            and fn.all_ones(d.MaskTensor.Sizes[:-2])
+            and d.MaskTensor.Sizes[-2] == 1
+            and d.MaskTensor.Sizes[-1] == d.BatchSize
+        )
+    )
+
+
+def _c25(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C25: a KEY_SEQUENCE_END_START MaskTensor's Sizes must be {2, batchSize}
+    (leading 1s allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.MaskTensor)
+        or d.MaskType != "KEY_SEQUENCE_END_START"
+        or (
+            d.MaskTensor.DimensionCount >= 2
+            and fn.all_ones(d.MaskTensor.Sizes[:-2])
+            and d.MaskTensor.Sizes[-2] == 2
+            and d.MaskTensor.Sizes[-1] == d.BatchSize
+        )
+    )
+
+
+def _c26(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C26: a KEY_QUERY_SEQUENCE_LENGTH_START_END MaskTensor's Sizes must be
+    {batchSize * 3 + 2} (leading 1s allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.MaskTensor)
+        or d.MaskType != "KEY_QUERY_SEQUENCE_LENGTH_START_END"
+        or (fn.all_ones(d.MaskTensor.Sizes[:-1]) and d.MaskTensor.Sizes[-1] == d.BatchSize * 3 + 2)
+    )
+
+
+def _c27(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C27: QueryHeadCount must be a multiple of KeyValueHeadCount (each key
+    and value head serves QueryHeadCount / KeyValueHeadCount query heads).
+    """
+    return bool(d.QueryHeadCount % d.KeyValueHeadCount == 0)
+
+
+def _c28(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C28: StackedQueryKeyTensor and StackedQueryKeyValueTensor stack the
+    query's heads with the key's: QueryHeadCount must equal KeyValueHeadCount.
+    """
+    return bool(
+        (
+            not fn.present(lambda: d.StackedQueryKeyTensor)
+            and not fn.present(lambda: d.StackedQueryKeyValueTensor)
+        )
+        or d.QueryHeadCount == d.KeyValueHeadCount
+    )
+
+
+def _c29(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.C29: PastSequenceLengthsTensor.Sizes must be {batchSize} (leading 1s
+    allowed).
+    """
+    return bool(
+        not fn.present(lambda: d.PastSequenceLengthsTensor)
+        or (
+            fn.all_ones(d.PastSequenceLengthsTensor.Sizes[:-1])
+            and d.PastSequenceLengthsTensor.Sizes[-1] == d.BatchSize
+        )
+    )
+
+
+def _r1(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.R1: a KEY_QUERY_SEQUENCE_LENGTH_START_END mask's effect is not defined
+    by the page.
+    """
+    return bool(
+        not fn.present(lambda: d.MaskTensor) or d.MaskType != "KEY_QUERY_SEQUENCE_LENGTH_START_END"
+    )
+
+
+def _r2(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.R2: PastSequenceLengthsTensor's effect is not defined by the page
+    (OutputTensor undefined).
+    """
+    return bool(not fn.present(lambda: d.PastSequenceLengthsTensor))
+
+
+def _r3(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.R3: PastSequenceLengthsTensor's effect is not defined by the page
+    (OutputPresentKeyTensor undefined).
+    """
+    return bool(
+        not fn.present(lambda: d.PastSequenceLengthsTensor)
+        or not fn.present(lambda: d.OutputPresentKeyTensor)
+    )
+
+
+def _r4(d: View) -> bool:
+    """MULTIHEAD_ATTENTION1.R4: PastSequenceLengthsTensor's effect is not defined by the page
+    (OutputPresentValueTensor undefined).
+    """
+    return bool(
+        not fn.present(lambda: d.PastSequenceLengthsTensor)
+        or not fn.present(lambda: d.OutputPresentValueTensor)
+    )
+
+
+DEFINITIONS: dict[str, Callable[[View], Any]] = {
+    "BatchSize": _batch_size,
+    "SequenceLength": _sequence_length,
+    "ValueHeadSize": _value_head_size,
+    "HeadSize": _head_size,
+    "HiddenSize": _hidden_size,
+    "KeyHiddenSize": _key_hidden_size,
+    "KeyValueSequenceLength": _key_value_sequence_length,
+    "PastSequenceLength": _past_sequence_length,
+    "TotalSequenceLength": _total_sequence_length,
+}
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -159,9 +675,683 @@ RULES: tuple[Rule, ...] = (
             ("ValueTensor.DataType", lambda d: d.ValueTensor.DataType),
         ),
     ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C2",
+        _c2,
+        (
+            "exactly one of QueryTensor, StackedQueryKeyTensor, StackedQueryKeyValueTensor must be "
+            "given (the query)"
+        ),
+        "/QueryTensor",
+        operands=(
+            ("QueryTensor", lambda d: d.QueryTensor),
+            ("StackedQueryKeyTensor", lambda d: d.StackedQueryKeyTensor),
+            ("StackedQueryKeyValueTensor", lambda d: d.StackedQueryKeyValueTensor),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C3",
+        _c3,
+        (
+            "exactly one of KeyTensor, StackedQueryKeyTensor, StackedKeyValueTensor, "
+            "StackedQueryKeyValueTensor must be given (the key)"
+        ),
+        "/KeyTensor",
+        operands=(
+            ("KeyTensor", lambda d: d.KeyTensor),
+            ("StackedQueryKeyTensor", lambda d: d.StackedQueryKeyTensor),
+            ("StackedKeyValueTensor", lambda d: d.StackedKeyValueTensor),
+            ("StackedQueryKeyValueTensor", lambda d: d.StackedQueryKeyValueTensor),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C4",
+        _c4,
+        (
+            "exactly one of ValueTensor, StackedKeyValueTensor, StackedQueryKeyValueTensor must be "
+            "given (the value)"
+        ),
+        "/ValueTensor",
+        operands=(
+            ("ValueTensor", lambda d: d.ValueTensor),
+            ("StackedKeyValueTensor", lambda d: d.StackedKeyValueTensor),
+            ("StackedQueryKeyValueTensor", lambda d: d.StackedQueryKeyValueTensor),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C5",
+        _c5,
+        "QueryHeadCount and KeyValueHeadCount must be at least 1",
+        "/QueryHeadCount",
+        operands=(
+            ("QueryHeadCount", lambda d: d.QueryHeadCount),
+            ("KeyValueHeadCount", lambda d: d.KeyValueHeadCount),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C6",
+        _c6,
+        (
+            "OutputTensor.Sizes must be {batchSize, sequenceLength, valueHiddenSize} (leading 1s "
+            "allowed), valueHiddenSize a multiple of QueryHeadCount"
+        ),
+        "/OutputTensor/Sizes",
+        depends_on=("MULTIHEAD_ATTENTION1.C5",),
+        operands=(
+            ("OutputTensor.Sizes[:-3]", lambda d: d.OutputTensor.Sizes[:-3]),
+            (
+                "OutputTensor.Sizes[-1] % QueryHeadCount",
+                lambda d: d.OutputTensor.Sizes[-1] % d.QueryHeadCount,
+            ),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C7",
+        _c7,
+        (
+            "QueryTensor.Sizes must be {batchSize, sequenceLength, hiddenSize} (leading 1s "
+            "allowed), batchSize and sequenceLength the output's, hiddenSize a multiple of "
+            "QueryHeadCount"
+        ),
+        "/QueryTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C5", "MULTIHEAD_ATTENTION1.C6"),
+        operands=(
+            ("QueryTensor", lambda d: d.QueryTensor),
+            ("QueryTensor.Sizes[:-3]", lambda d: d.QueryTensor.Sizes[:-3]),
+            ("QueryTensor.Sizes[-3]", lambda d: d.QueryTensor.Sizes[-3]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("QueryTensor.Sizes[-2]", lambda d: d.QueryTensor.Sizes[-2]),
+            ("SequenceLength", lambda d: d.SequenceLength),
+            (
+                "QueryTensor.Sizes[-1] % QueryHeadCount",
+                lambda d: d.QueryTensor.Sizes[-1] % d.QueryHeadCount,
+            ),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C8",
+        _c8,
+        (
+            "StackedQueryKeyTensor.Sizes must be {batchSize, sequenceLength, QueryHeadCount, 2, "
+            "headSize}"
+        ),
+        "/StackedQueryKeyTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C5", "MULTIHEAD_ATTENTION1.C6"),
+        operands=(
+            ("StackedQueryKeyTensor", lambda d: d.StackedQueryKeyTensor),
+            ("StackedQueryKeyTensor.Sizes[0]", lambda d: d.StackedQueryKeyTensor.Sizes[0]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("StackedQueryKeyTensor.Sizes[1]", lambda d: d.StackedQueryKeyTensor.Sizes[1]),
+            ("SequenceLength", lambda d: d.SequenceLength),
+            ("StackedQueryKeyTensor.Sizes[2]", lambda d: d.StackedQueryKeyTensor.Sizes[2]),
+            ("QueryHeadCount", lambda d: d.QueryHeadCount),
+            ("StackedQueryKeyTensor.Sizes[3]", lambda d: d.StackedQueryKeyTensor.Sizes[3]),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C9",
+        _c9,
+        (
+            "StackedQueryKeyValueTensor.Sizes must be {batchSize, sequenceLength, QueryHeadCount, "
+            "3, headSize}"
+        ),
+        "/StackedQueryKeyValueTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C5", "MULTIHEAD_ATTENTION1.C6"),
+        operands=(
+            ("StackedQueryKeyValueTensor", lambda d: d.StackedQueryKeyValueTensor),
+            (
+                "StackedQueryKeyValueTensor.Sizes[0]",
+                lambda d: d.StackedQueryKeyValueTensor.Sizes[0],
+            ),
+            ("BatchSize", lambda d: d.BatchSize),
+            (
+                "StackedQueryKeyValueTensor.Sizes[1]",
+                lambda d: d.StackedQueryKeyValueTensor.Sizes[1],
+            ),
+            ("SequenceLength", lambda d: d.SequenceLength),
+            (
+                "StackedQueryKeyValueTensor.Sizes[2]",
+                lambda d: d.StackedQueryKeyValueTensor.Sizes[2],
+            ),
+            ("QueryHeadCount", lambda d: d.QueryHeadCount),
+            (
+                "StackedQueryKeyValueTensor.Sizes[3]",
+                lambda d: d.StackedQueryKeyValueTensor.Sizes[3],
+            ),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C10",
+        _c10,
+        (
+            "KeyTensor.Sizes must be {batchSize, keyValueSequenceLength, KeyValueHeadCount * "
+            "headSize} (leading 1s allowed), headSize the query's"
+        ),
+        "/KeyTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C3",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+        ),
+        operands=(
+            ("KeyTensor", lambda d: d.KeyTensor),
+            ("KeyTensor.Sizes[:-3]", lambda d: d.KeyTensor.Sizes[:-3]),
+            ("KeyTensor.Sizes[-3]", lambda d: d.KeyTensor.Sizes[-3]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("KeyTensor.Sizes[-1]", lambda d: d.KeyTensor.Sizes[-1]),
+            ("KeyHiddenSize", lambda d: d.KeyHiddenSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C11",
+        _c11,
+        (
+            "StackedKeyValueTensor.Sizes must be {batchSize, keyValueSequenceLength, "
+            "KeyValueHeadCount, 2, headSize}, headSize the query's"
+        ),
+        "/StackedKeyValueTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+        ),
+        operands=(
+            ("StackedKeyValueTensor", lambda d: d.StackedKeyValueTensor),
+            ("StackedKeyValueTensor.Sizes[0]", lambda d: d.StackedKeyValueTensor.Sizes[0]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("StackedKeyValueTensor.Sizes[2]", lambda d: d.StackedKeyValueTensor.Sizes[2]),
+            ("KeyValueHeadCount", lambda d: d.KeyValueHeadCount),
+            ("StackedKeyValueTensor.Sizes[3]", lambda d: d.StackedKeyValueTensor.Sizes[3]),
+            ("StackedKeyValueTensor.Sizes[4]", lambda d: d.StackedKeyValueTensor.Sizes[4]),
+            ("HeadSize", lambda d: d.HeadSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C12",
+        _c12,
+        (
+            "ValueTensor.Sizes must be {batchSize, keyValueSequenceLength, KeyValueHeadCount * "
+            "valueHeadSize} (leading 1s allowed), keyValueSequenceLength the key's, valueHeadSize "
+            "the output's"
+        ),
+        "/ValueTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C3",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C10",
+        ),
+        operands=(
+            ("ValueTensor", lambda d: d.ValueTensor),
+            ("ValueTensor.Sizes[:-3]", lambda d: d.ValueTensor.Sizes[:-3]),
+            ("ValueTensor.Sizes[-3]", lambda d: d.ValueTensor.Sizes[-3]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("ValueTensor.Sizes[-2]", lambda d: d.ValueTensor.Sizes[-2]),
+            ("KeyValueSequenceLength", lambda d: d.KeyValueSequenceLength),
+            ("ValueTensor.Sizes[-1]", lambda d: d.ValueTensor.Sizes[-1]),
+            ("KeyValueHeadCount * ValueHeadSize", lambda d: d.KeyValueHeadCount * d.ValueHeadSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C13",
+        _c13,
+        (
+            "with StackedKeyValueTensor, OutputTensor.Sizes[-1] (valueHiddenSize) must be "
+            "QueryHeadCount * headSize: the value's heads are the stacked headSize long"
+        ),
+        "/StackedKeyValueTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+        ),
+        operands=(
+            ("StackedKeyValueTensor", lambda d: d.StackedKeyValueTensor),
+            ("OutputTensor.Sizes[-1]", lambda d: d.OutputTensor.Sizes[-1]),
+            ("HiddenSize", lambda d: d.HiddenSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C14",
+        _c14,
+        (
+            "with StackedQueryKeyValueTensor, OutputTensor.Sizes[-1] (valueHiddenSize) must be "
+            "QueryHeadCount * headSize"
+        ),
+        "/StackedQueryKeyValueTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C9",
+        ),
+        operands=(
+            ("StackedQueryKeyValueTensor", lambda d: d.StackedQueryKeyValueTensor),
+            ("OutputTensor.Sizes[-1]", lambda d: d.OutputTensor.Sizes[-1]),
+            ("HiddenSize", lambda d: d.HiddenSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C15",
+        _c15,
+        (
+            "BiasTensor.Sizes must be {QueryHeadCount * headSize + KeyValueHeadCount * headSize + "
+            "KeyValueHeadCount * valueHeadSize} (leading 1s allowed)"
+        ),
+        "/BiasTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+        ),
+        operands=(
+            ("BiasTensor", lambda d: d.BiasTensor),
+            ("BiasTensor.Sizes[:-1]", lambda d: d.BiasTensor.Sizes[:-1]),
+            ("BiasTensor.Sizes[-1]", lambda d: d.BiasTensor.Sizes[-1]),
+            (
+                "HiddenSize + KeyHiddenSize + KeyValueHeadCount * ValueHeadSize",
+                lambda d: d.HiddenSize + d.KeyHiddenSize + d.KeyValueHeadCount * d.ValueHeadSize,
+            ),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C16",
+        _c16,
+        "PastKeyTensor and PastValueTensor must be given together",
+        "/PastKeyTensor",
+        operands=(
+            ("PastKeyTensor", lambda d: d.PastKeyTensor),
+            ("PastValueTensor", lambda d: d.PastValueTensor),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C17",
+        _c17,
+        (
+            "PastKeyTensor.Sizes must be {batchSize, KeyValueHeadCount, pastSequenceLength, "
+            "headSize} (leading 1s allowed)"
+        ),
+        "/PastKeyTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+        ),
+        operands=(
+            ("PastKeyTensor", lambda d: d.PastKeyTensor),
+            ("PastKeyTensor.Sizes[:-4]", lambda d: d.PastKeyTensor.Sizes[:-4]),
+            ("PastKeyTensor.Sizes[-4]", lambda d: d.PastKeyTensor.Sizes[-4]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("PastKeyTensor.Sizes[-3]", lambda d: d.PastKeyTensor.Sizes[-3]),
+            ("KeyValueHeadCount", lambda d: d.KeyValueHeadCount),
+            ("PastKeyTensor.Sizes[-1]", lambda d: d.PastKeyTensor.Sizes[-1]),
+            ("HeadSize", lambda d: d.HeadSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C18",
+        _c18,
+        (
+            "PastValueTensor.Sizes must be {batchSize, KeyValueHeadCount, pastSequenceLength, "
+            "valueHeadSize} (leading 1s allowed), pastSequenceLength PastKeyTensor's"
+        ),
+        "/PastValueTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C16",
+            "MULTIHEAD_ATTENTION1.C17",
+        ),
+        operands=(
+            ("PastValueTensor", lambda d: d.PastValueTensor),
+            ("PastValueTensor.Sizes[:-4]", lambda d: d.PastValueTensor.Sizes[:-4]),
+            ("PastValueTensor.Sizes[-4]", lambda d: d.PastValueTensor.Sizes[-4]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("PastValueTensor.Sizes[-3]", lambda d: d.PastValueTensor.Sizes[-3]),
+            ("KeyValueHeadCount", lambda d: d.KeyValueHeadCount),
+            ("PastValueTensor.Sizes[-2]", lambda d: d.PastValueTensor.Sizes[-2]),
+            ("PastSequenceLength", lambda d: d.PastSequenceLength),
+            ("PastValueTensor.Sizes[-1]", lambda d: d.PastValueTensor.Sizes[-1]),
+            ("ValueHeadSize", lambda d: d.ValueHeadSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C19",
+        _c19,
+        (
+            "OutputPresentKeyTensor.Sizes must be {batchSize, KeyValueHeadCount, pastSequenceLength"
+            " + keyValueSequenceLength, headSize} (leading 1s allowed; pastSequenceLength 0 without"
+            " PastKeyTensor)"
+        ),
+        "/OutputPresentKeyTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C3",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+            "MULTIHEAD_ATTENTION1.C10",
+            "MULTIHEAD_ATTENTION1.C11",
+            "MULTIHEAD_ATTENTION1.C16",
+            "MULTIHEAD_ATTENTION1.C17",
+        ),
+        operands=(
+            ("OutputPresentKeyTensor", lambda d: d.OutputPresentKeyTensor),
+            ("OutputPresentKeyTensor.Sizes[:-4]", lambda d: d.OutputPresentKeyTensor.Sizes[:-4]),
+            ("OutputPresentKeyTensor.Sizes[-4]", lambda d: d.OutputPresentKeyTensor.Sizes[-4]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("OutputPresentKeyTensor.Sizes[-3]", lambda d: d.OutputPresentKeyTensor.Sizes[-3]),
+            ("KeyValueHeadCount", lambda d: d.KeyValueHeadCount),
+            ("OutputPresentKeyTensor.Sizes[-2]", lambda d: d.OutputPresentKeyTensor.Sizes[-2]),
+            ("TotalSequenceLength", lambda d: d.TotalSequenceLength),
+            ("OutputPresentKeyTensor.Sizes[-1]", lambda d: d.OutputPresentKeyTensor.Sizes[-1]),
+            ("HeadSize", lambda d: d.HeadSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C20",
+        _c20,
+        (
+            "OutputPresentValueTensor.Sizes must be {batchSize, KeyValueHeadCount, "
+            "pastSequenceLength + keyValueSequenceLength, valueHeadSize} (leading 1s allowed)"
+        ),
+        "/OutputPresentValueTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C3",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+            "MULTIHEAD_ATTENTION1.C10",
+            "MULTIHEAD_ATTENTION1.C11",
+            "MULTIHEAD_ATTENTION1.C16",
+            "MULTIHEAD_ATTENTION1.C17",
+        ),
+        operands=(
+            ("OutputPresentValueTensor", lambda d: d.OutputPresentValueTensor),
+            (
+                "OutputPresentValueTensor.Sizes[:-4]",
+                lambda d: d.OutputPresentValueTensor.Sizes[:-4],
+            ),
+            ("OutputPresentValueTensor.Sizes[-4]", lambda d: d.OutputPresentValueTensor.Sizes[-4]),
+            ("BatchSize", lambda d: d.BatchSize),
+            ("OutputPresentValueTensor.Sizes[-3]", lambda d: d.OutputPresentValueTensor.Sizes[-3]),
+            ("KeyValueHeadCount", lambda d: d.KeyValueHeadCount),
+            ("OutputPresentValueTensor.Sizes[-2]", lambda d: d.OutputPresentValueTensor.Sizes[-2]),
+            ("TotalSequenceLength", lambda d: d.TotalSequenceLength),
+            ("OutputPresentValueTensor.Sizes[-1]", lambda d: d.OutputPresentValueTensor.Sizes[-1]),
+            ("ValueHeadSize", lambda d: d.ValueHeadSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C21",
+        _c21,
+        (
+            "RelativePositionBiasTensor.Sizes must be {batchSize or 1, QueryHeadCount or 1, "
+            "sequenceLength, pastSequenceLength + keyValueSequenceLength} (a leading 1 allowed)"
+        ),
+        "/RelativePositionBiasTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C3",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+            "MULTIHEAD_ATTENTION1.C10",
+            "MULTIHEAD_ATTENTION1.C11",
+            "MULTIHEAD_ATTENTION1.C16",
+            "MULTIHEAD_ATTENTION1.C17",
+        ),
+        operands=(
+            ("RelativePositionBiasTensor", lambda d: d.RelativePositionBiasTensor),
+            (
+                "pad_left(RelativePositionBiasTensor.Sizes, 5)",
+                lambda d: fn.pad_left(d.RelativePositionBiasTensor.Sizes, 5),
+            ),
+            (
+                "RelativePositionBiasTensor.Sizes[-2]",
+                lambda d: d.RelativePositionBiasTensor.Sizes[-2],
+            ),
+            ("SequenceLength", lambda d: d.SequenceLength),
+            (
+                "RelativePositionBiasTensor.Sizes[-1]",
+                lambda d: d.RelativePositionBiasTensor.Sizes[-1],
+            ),
+            ("TotalSequenceLength", lambda d: d.TotalSequenceLength),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C22",
+        _c22,
+        "a MaskTensor needs a MaskType other than NONE",
+        "/MaskTensor",
+        operands=(
+            ("MaskTensor", lambda d: d.MaskTensor),
+            ("MaskType", lambda d: d.MaskType),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C23",
+        _c23,
+        (
+            "a BOOLEAN MaskTensor must broadcast to {batchSize, QueryHeadCount, sequenceLength, "
+            "pastSequenceLength + keyValueSequenceLength} (each dimension 1 or full)"
+        ),
+        "/MaskTensor",
+        depends_on=(
+            "MULTIHEAD_ATTENTION1.C2",
+            "MULTIHEAD_ATTENTION1.C3",
+            "MULTIHEAD_ATTENTION1.C5",
+            "MULTIHEAD_ATTENTION1.C6",
+            "MULTIHEAD_ATTENTION1.C7",
+            "MULTIHEAD_ATTENTION1.C8",
+            "MULTIHEAD_ATTENTION1.C9",
+            "MULTIHEAD_ATTENTION1.C10",
+            "MULTIHEAD_ATTENTION1.C11",
+            "MULTIHEAD_ATTENTION1.C16",
+            "MULTIHEAD_ATTENTION1.C17",
+        ),
+        operands=(
+            ("MaskTensor", lambda d: d.MaskTensor),
+            ("MaskType", lambda d: d.MaskType),
+            ("pad_left(MaskTensor.Sizes, 5)", lambda d: fn.pad_left(d.MaskTensor.Sizes, 5)),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C24",
+        _c24,
+        "a KEY_SEQUENCE_LENGTH MaskTensor's Sizes must be {1, batchSize} (leading 1s allowed)",
+        "/MaskTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C6",),
+        operands=(
+            ("MaskTensor", lambda d: d.MaskTensor),
+            ("MaskType", lambda d: d.MaskType),
+            ("MaskTensor.DimensionCount", lambda d: d.MaskTensor.DimensionCount),
+            ("MaskTensor.Sizes[:-2]", lambda d: d.MaskTensor.Sizes[:-2]),
+            ("MaskTensor.Sizes[-2]", lambda d: d.MaskTensor.Sizes[-2]),
+            ("MaskTensor.Sizes[-1]", lambda d: d.MaskTensor.Sizes[-1]),
+            ("BatchSize", lambda d: d.BatchSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C25",
+        _c25,
+        "a KEY_SEQUENCE_END_START MaskTensor's Sizes must be {2, batchSize} (leading 1s allowed)",
+        "/MaskTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C6",),
+        operands=(
+            ("MaskTensor", lambda d: d.MaskTensor),
+            ("MaskType", lambda d: d.MaskType),
+            ("MaskTensor.DimensionCount", lambda d: d.MaskTensor.DimensionCount),
+            ("MaskTensor.Sizes[:-2]", lambda d: d.MaskTensor.Sizes[:-2]),
+            ("MaskTensor.Sizes[-2]", lambda d: d.MaskTensor.Sizes[-2]),
+            ("MaskTensor.Sizes[-1]", lambda d: d.MaskTensor.Sizes[-1]),
+            ("BatchSize", lambda d: d.BatchSize),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C26",
+        _c26,
+        (
+            "a KEY_QUERY_SEQUENCE_LENGTH_START_END MaskTensor's Sizes must be {batchSize * 3 + 2} "
+            "(leading 1s allowed)"
+        ),
+        "/MaskTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C6",),
+        operands=(
+            ("MaskTensor", lambda d: d.MaskTensor),
+            ("MaskType", lambda d: d.MaskType),
+            ("MaskTensor.Sizes[:-1]", lambda d: d.MaskTensor.Sizes[:-1]),
+            ("MaskTensor.Sizes[-1]", lambda d: d.MaskTensor.Sizes[-1]),
+            ("BatchSize * 3 + 2", lambda d: d.BatchSize * 3 + 2),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C27",
+        _c27,
+        (
+            "QueryHeadCount must be a multiple of KeyValueHeadCount (each key and value head serves"
+            " QueryHeadCount / KeyValueHeadCount query heads)"
+        ),
+        "/QueryHeadCount",
+        depends_on=("MULTIHEAD_ATTENTION1.C5",),
+        operands=(
+            (
+                "QueryHeadCount % KeyValueHeadCount",
+                lambda d: d.QueryHeadCount % d.KeyValueHeadCount,
+            ),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C28",
+        _c28,
+        (
+            "StackedQueryKeyTensor and StackedQueryKeyValueTensor stack the query's heads with the "
+            "key's: QueryHeadCount must equal KeyValueHeadCount"
+        ),
+        "/StackedQueryKeyTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C5",),
+        operands=(
+            ("StackedQueryKeyTensor", lambda d: d.StackedQueryKeyTensor),
+            ("StackedQueryKeyValueTensor", lambda d: d.StackedQueryKeyValueTensor),
+            ("QueryHeadCount", lambda d: d.QueryHeadCount),
+            ("KeyValueHeadCount", lambda d: d.KeyValueHeadCount),
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.C29",
+        _c29,
+        "PastSequenceLengthsTensor.Sizes must be {batchSize} (leading 1s allowed)",
+        "/PastSequenceLengthsTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C6",),
+        operands=(
+            ("PastSequenceLengthsTensor", lambda d: d.PastSequenceLengthsTensor),
+            (
+                "PastSequenceLengthsTensor.Sizes[:-1]",
+                lambda d: d.PastSequenceLengthsTensor.Sizes[:-1],
+            ),
+            (
+                "PastSequenceLengthsTensor.Sizes[-1]",
+                lambda d: d.PastSequenceLengthsTensor.Sizes[-1],
+            ),
+            ("BatchSize", lambda d: d.BatchSize),
+        ),
+    ),
 )
 
-REQUIRES: tuple[Rule, ...] = ()
+REQUIRES: tuple[Rule, ...] = (
+    Rule(
+        "MULTIHEAD_ATTENTION1.R1",
+        _r1,
+        "a KEY_QUERY_SEQUENCE_LENGTH_START_END mask's effect is not defined by the page",
+        "/MaskTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C26",),
+        operands=(
+            ("MaskTensor", lambda d: d.MaskTensor),
+            ("MaskType", lambda d: d.MaskType),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.R2",
+        _r2,
+        "PastSequenceLengthsTensor's effect is not defined by the page (OutputTensor undefined)",
+        "/PastSequenceLengthsTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C29",),
+        operands=(
+            ("PastSequenceLengthsTensor", lambda d: d.PastSequenceLengthsTensor),
+        ),
+        undefined=Undefined(
+            "OutputTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.R3",
+        _r3,
+        (
+            "PastSequenceLengthsTensor's effect is not defined by the page (OutputPresentKeyTensor "
+            "undefined)"
+        ),
+        "/PastSequenceLengthsTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C29",),
+        operands=(
+            ("PastSequenceLengthsTensor", lambda d: d.PastSequenceLengthsTensor),
+            ("OutputPresentKeyTensor", lambda d: d.OutputPresentKeyTensor),
+        ),
+        undefined=Undefined(
+            "OutputPresentKeyTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "MULTIHEAD_ATTENTION1.R4",
+        _r4,
+        (
+            "PastSequenceLengthsTensor's effect is not defined by the page "
+            "(OutputPresentValueTensor undefined)"
+        ),
+        "/PastSequenceLengthsTensor",
+        depends_on=("MULTIHEAD_ATTENTION1.C29",),
+        operands=(
+            ("PastSequenceLengthsTensor", lambda d: d.PastSequenceLengthsTensor),
+            ("OutputPresentValueTensor", lambda d: d.OutputPresentValueTensor),
+        ),
+        undefined=Undefined(
+            "OutputPresentValueTensor",
+            "any",
+            None,
+        ),
+    ),
+)
 
 SUPPORT = (
     SupportRowInfo(
@@ -247,7 +1437,7 @@ TABLE = OperatorTable(
 def validate(operator: object, feature_level: str | None = None) -> ValidationResult:
     """Check a MULTIHEAD_ATTENTION1 operator JSON (DxDispatch's dispatchable: type and desc) at a
     feature level (default: the highest known). Reports, in this order, the JSON shape,
-    availability at the level, the tensor rules, the support table row in force and the 1
+    availability at the level, the tensor rules, the support table row in force and the 29
     MULTIHEAD_ATTENTION1 error constraints.
     """
     return validate_with(TABLE, COMMON, operator, feature_level)
@@ -256,7 +1446,8 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (none) of a valid desc against input arrays keyed by tensor
-    field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (MULTIHEAD_ATTENTION1.R1, MULTIHEAD_ATTENTION1.R2,
+    MULTIHEAD_ATTENTION1.R3, MULTIHEAD_ATTENTION1.R4) of a valid desc against input arrays keyed
+    by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -11,7 +11,8 @@ an INT8 input with a UINT8 filter moved to UINT8, where onnxruntime's sums go wr
 QUANTIZED_LINEAR_CONVOLUTION as QLinearConv where onnxruntime's CPU kernel takes the desc
 (input and output types alike, not INT8 with UINT8, a finite FLOAT32 InputScale * FilterScale),
 ConvInteger's integer sum scaled and quantized in FLOAT64 elsewhere.
-MULTIHEAD_ATTENTION as a FLOAT32 graph of the page's steps (MatMul, Softmax).
+MULTIHEAD_ATTENTION and MULTIHEAD_ATTENTION1 (grouped-query) as a FLOAT32 graph of the page's
+steps (MatMul, Softmax).
 
 GEMM: Transpose where TransA/TransB ask, MatMul in FLOAT32 (FLOAT16 inputs widened first, as
 DirectML accumulates them), then Alpha * product + Beta * C, the FusedActivation's graph, and
@@ -466,28 +467,32 @@ _ATTENTION_SOURCES = {
 }
 
 
-def _attention_role(c: Call, role: str, heads: int) -> tuple[str, int]:
-    """A role's tensor as {batch, heads, length, size} in FLOAT32, its bias added (the bias's
-    query, key and value parts in that order), and its size."""
+def _attention_role(c: Call, role: str, heads: tuple[int, int]) -> str:
+    """A role's tensor as {batch, role's heads, length, size} in FLOAT32, its bias added (the
+    bias's query, key and value parts in that order); `heads` the query's and the key's and
+    value's head counts."""
     g = c.g
+    count = heads[0] if role == "query" else heads[1]
     field, index = next((f, i) for f, i in _ATTENTION_SOURCES[role] if c.given(f))
     sizes = c.sizes(field)
     data = g.cast(c.feed(field), np.float32)
     if index is None:
         batch, length, hidden = sizes[-3:]
-        size = hidden // heads
-        data = g.reshape(data, [batch, length, heads, size])
+        size = hidden // count
+        data = g.reshape(data, [batch, length, count, size])
     else:
         batch, length, _, _, size = sizes
         data = g.op("Gather", data, g.int64(index), axis=3)  # {batch, length, heads, size}
     if c.given("BiasTensor"):
-        hidden = heads * _attention_query_size(c, heads)
-        start = {"query": 0, "key": hidden, "value": 2 * hidden}[role]
+        query_size = _attention_query_size(c, heads[0])
+        query_end = heads[0] * query_size
+        key_end = query_end + heads[1] * query_size
+        start = {"query": 0, "key": query_end, "value": key_end}[role]
         bias = g.cast(c.feed("BiasTensor"), np.float32)
         bias = g.reshape(bias, [-1])
-        piece = g.op("Slice", bias, g.int64([start]), g.int64([start + heads * size]))
-        data = g.op("Add", data, g.reshape(piece, [heads, size]))
-    return g.op("Transpose", data, perm=[0, 2, 1, 3]), size
+        piece = g.op("Slice", bias, g.int64([start]), g.int64([start + count * size]))
+        data = g.op("Add", data, g.reshape(piece, [count, size]))
+    return g.op("Transpose", data, perm=[0, 2, 1, 3])
 
 
 def _attention_query_size(c: Call, heads: int) -> int:
@@ -496,16 +501,27 @@ def _attention_query_size(c: Call, heads: int) -> int:
 
 
 def _multihead_attention(c: Call) -> dict[str, str]:
-    """MULTIHEAD_ATTENTION as a FLOAT32 graph of the page's steps: the biased query, key and
-    value per head, the past keys and values concatenated first, MatMul with the transposed
-    key times Scale, the relative position bias, the mask (Where), Softmax, MatMul with the
-    value. onnxruntime's com.microsoft MultiHeadAttention is not used: its masks are ONNX's
-    (a key padding mask of 0s and 1s, or lengths), not the four DirectML mask types."""
+    """MULTIHEAD_ATTENTION(1) as a FLOAT32 graph of the page's steps: the biased query, key and
+    value per head, the past keys and values concatenated first, each key and value head
+    gathered for the query heads it serves (MULTIHEAD_ATTENTION1's grouped-query reading),
+    MatMul with the transposed key times Scale, the relative position bias, the mask (Where),
+    Softmax, MatMul with the value. onnxruntime's com.microsoft MultiHeadAttention is not used:
+    its masks are ONNX's (a key padding mask of 0s and 1s, or lengths), not the four DirectML
+    mask types. Nor is com.microsoft GroupQueryAttention for MULTIHEAD_ATTENTION1: onnxruntime
+    1.32's CPU kernel takes only head sizes that are multiples of 8, a key as long as the query
+    where no past is given and one head size for the key and the value, adds no query, key and
+    value bias and knows none of DirectML's mask types (and is causal unless causal=0), so it
+    would serve none of the suites' small descs; tests/test_attention_grouped.py checks that it
+    agrees with the reference where it applies. PastSequenceLengthsTensor is not read
+    (undefined, R2-R4)."""
     g = c.g
-    heads = int(c.desc["HeadCount"])
-    q, _ = _attention_role(c, "query", heads)
-    k, _ = _attention_role(c, "key", heads)
-    v, _ = _attention_role(c, "value", heads)
+    if "HeadCount" in c.desc:
+        heads = (int(c.desc["HeadCount"]), int(c.desc["HeadCount"]))
+    else:
+        heads = (int(c.desc["QueryHeadCount"]), int(c.desc["KeyValueHeadCount"]))
+    q = _attention_role(c, "query", heads)
+    k = _attention_role(c, "key", heads)
+    v = _attention_role(c, "value", heads)
     key_field, index = next((f, i) for f, i in _ATTENTION_SOURCES["key"] if c.given(f))
     total = c.sizes(key_field)[-2 if index is None else 1]
     if c.given("PastKeyTensor"):
@@ -516,6 +532,10 @@ def _multihead_attention(c: Call) -> dict[str, str]:
                 k = g.op("Concat", past, k, axis=2)
             else:
                 v = g.op("Concat", past, v, axis=2)
+    present_key, present_value = k, v
+    if heads[0] != heads[1]:  # query head h uses key and value head h // group
+        shared = g.int64(np.arange(heads[0]) // (heads[0] // heads[1]))
+        k, v = g.op("Gather", k, shared, axis=1), g.op("Gather", v, shared, axis=1)
     scores = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2]))
     scores = g.op("Mul", scores, g.scalar(float(np.float32(c.desc["Scale"])), scores))
     if c.given("RelativePositionBiasTensor"):
@@ -529,9 +549,9 @@ def _multihead_attention(c: Call) -> dict[str, str]:
     output = g.op("Transpose", g.op("MatMul", weights, v), perm=[0, 2, 1, 3])
     outputs = {"OutputTensor": output}
     if "OutputPresentKeyTensor" in c.desc:
-        outputs["OutputPresentKeyTensor"] = k
+        outputs["OutputPresentKeyTensor"] = present_key
     if "OutputPresentValueTensor" in c.desc:
-        outputs["OutputPresentValueTensor"] = v
+        outputs["OutputPresentValueTensor"] = present_value
     return outputs
 
 
@@ -573,6 +593,7 @@ OPERATORS: dict[str, Builder] = {
     "CONVOLUTION_INTEGER": _convolution_integer,
     "QUANTIZED_LINEAR_CONVOLUTION": _quantized_linear_convolution,
     "MULTIHEAD_ATTENTION": _multihead_attention,
+    "MULTIHEAD_ATTENTION1": _multihead_attention,
 }
 
 
