@@ -368,7 +368,7 @@ def test_the_ops_function() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "numpy", "tests.convolution_backends:OnnxRuntimeAt64"])
+@pytest.mark.parametrize("backend", ["jax", "numpy", "onnxruntime"])
 def test_the_grouped_attention_suite_passes(backend: str, tmp_path: Path) -> None:
     if "OnnxRuntime" in backend:
         pytest.importorskip("onnxruntime")
