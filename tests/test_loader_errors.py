@@ -127,6 +127,33 @@ CASES: list[tuple[str, str, Mutation | TextEdit, list[str]]] = [
         ],
     ),
     (
+        "drawing hint on an output",
+        "operators/scatter_nd.json",
+        lambda spec: spec["fields"][3].update(drawn_as="moderate"),
+        [
+            f"{OP} at /fields/3/drawn_as: only input tensors take drawn_as "
+            "(OutputTensor is output_tensor)"
+        ],
+    ),
+    (
+        "typical values of a tensor",
+        "operators/scatter_nd.json",
+        lambda spec: spec["fields"][0].update(typical=[1, 2]),
+        [
+            f"{OP} at /fields/0/typical: only integer fields take typical values "
+            "(InputTensor is input_tensor)"
+        ],
+    ),
+    (
+        "unknown drawing hint",
+        "operators/scatter_nd.json",
+        lambda spec: spec["fields"][0].update(drawn_as="gaussian"),
+        [
+            f"{OP} at /fields/0/drawn_as: 'gaussian' is not one of ['boxes_over_input', "
+            "'whole_steps', 'power_of_two_scales', 'moderate']"
+        ],
+    ),
+    (
         "overlapping support rows",
         "operators/scatter_nd.json",
         lambda spec: spec["support"][1].update(feature_level="2_1"),

@@ -526,12 +526,6 @@ def _draw_activation(
     return activation
 
 
-# Fields whose range is the whole UINT but whose use is small: drawn from these most of the
-# time (LRN's LocalSize: a region of a few elements, odd and even; a LocalSize past the tensor
-# sums it whole and scales Alpha to almost nothing).
-_TYPICAL = {"LocalSize": (1, 2, 3, 4, 5)}
-
-
 def _draw_in_range(
     catalog: Catalog,
     spec: OperatorSpec,
@@ -553,7 +547,10 @@ def _draw_in_range(
         except (Absent, ExpressionError, TypeError):
             return rng.randint(0, 4)
         high = high - 1 if field.range.max_exclusive else high
-        typical = [v for v in _TYPICAL.get(name, ()) if low <= v <= high]
+        # A field whose range is the whole UINT but whose use is small (LRN's LocalSize: a
+        # region of a few elements; a LocalSize past the tensor sums it whole and scales Alpha
+        # to almost nothing) names its typical values in the spec: drawn most of the time.
+        typical = [v for v in field.typical if low <= v <= high]
         if typical and rng.random() < 0.8:
             return rng.choice(typical)
         return rng.randint(low, max(low, high))

@@ -112,7 +112,7 @@ def _bounded_indices(
 
 
 def _roi_boxes(desc: Mapping[str, Any], boxes: np.ndarray, rng: random.Random) -> np.ndarray:
-    """ROITensor data (the ROI family): most boxes over the input and a little beyond it, in
+    """ROI boxes (the ROI family's ROITensor): most boxes over the input and a little beyond it, in
     the coordinates SpatialScale* maps onto it, corners mostly ordered; a leading BatchID
     column (ROI_POOLING's {.., 5} boxes) a batch of the input; now and then an edge value."""
     generator = np.random.default_rng(rng.getrandbits(64))
@@ -154,19 +154,39 @@ def _power_of_two_scales(scales: np.ndarray, rng: random.Random) -> np.ndarray:
     return (signs * 2.0**powers).astype(scales.dtype)
 
 
-def _recurrent_data(inputs: dict[str, Any], rng: random.Random) -> None:
-    """A recurrent network's floating inputs (RNN, LSTM, GRU: those with a RecurrenceTensor),
-    in most cases all moderate (uniform in [-2, 2]): every element of a batch row reaches every
-    later step's output through the recurrence, so one edge value (a NaN, an infinity, a huge
-    value) leaves that whole row to any result, and edge values everywhere would leave almost
-    no drawn case judging a finite recurrence; the other cases keep them."""
+def _moderate_data(inputs: dict[str, Any], names: set[str], rng: random.Random) -> None:
+    """The `moderate` fields' floating data (RNN, LSTM, GRU: every input but the sequence
+    lengths), in most cases all moderate (uniform in [-2, 2]): every element of a batch row
+    reaches every later step's output through the recurrence, so one edge value (a NaN, an
+    infinity, a huge value) leaves that whole row to any result, and edge values everywhere
+    would leave almost no drawn case judging a finite recurrence; the other cases keep them."""
     generator = np.random.default_rng(rng.getrandbits(64))
     if generator.random() >= 0.7:
         return
     for name, value in inputs.items():
         array = np.asarray(value)
-        if array.dtype.kind == "f":
+        if name in names and array.dtype.kind == "f":
             inputs[name] = generator.uniform(-2, 2, array.shape).astype(array.dtype)
+
+
+def _drawn_as_the_spec_says(
+    spec: OperatorSpec, desc: Mapping[str, Any], inputs: dict[str, Any], rng: random.Random
+) -> None:
+    """Redraw the data of the fields whose spec names a `drawn_as` distribution (in place)."""
+    moderate: set[str] = set()
+    for field in tensor_like(spec):
+        if field.drawn_as is None or field.name not in inputs:
+            continue
+        if field.drawn_as == "boxes_over_input" and "InputTensor" in desc:
+            inputs[field.name] = _roi_boxes(desc, inputs[field.name], rng)
+        elif field.drawn_as == "whole_steps":
+            inputs[field.name] = _training_steps(inputs[field.name], rng)
+        elif field.drawn_as == "power_of_two_scales" and inputs[field.name] and rng.random() < 0.8:
+            inputs[field.name][0] = _power_of_two_scales(inputs[field.name][0], rng)
+        elif field.drawn_as == "moderate":
+            moderate.add(field.name)
+    if moderate:
+        _moderate_data(inputs, moderate, rng)
 
 
 def draw_inputs(
@@ -178,9 +198,10 @@ def draw_inputs(
 ) -> dict[str, Any]:
     """Input data: index tensors within the bounds the spec's requires constraints state (negative
     values for signed types too); other data with edge values (extremes, NaN, infinities, -0);
-    a ROITensor's boxes mostly over its InputTensor (`_roi_boxes`); a TrainingStepTensor mostly
-    a whole step count (`_training_steps`); quantization scales mostly powers of two
-    (`_power_of_two_scales`); a recurrent network's data mostly moderate (`_recurrent_data`)."""
+    and where a field's spec names a `drawn_as` distribution, that: ROI boxes mostly over the
+    InputTensor (`_roi_boxes`), a step count mostly whole (`_training_steps`), quantization
+    scales mostly powers of two (`_power_of_two_scales`), a recurrent network's data mostly
+    moderate (`_moderate_data`)."""
     from ..validation import requires_hold
 
     bounds = _index_bounds(catalog, spec, operator)
@@ -208,16 +229,7 @@ def draw_inputs(
                 inputs[field.name] = _bounded_indices(dtype, shape, bounds[field.name], rng)
             else:
                 inputs[field.name] = _edge_values(dtype, count, rng).reshape(shape)
-        if "ROITensor" in inputs and "InputTensor" in desc:
-            inputs["ROITensor"] = _roi_boxes(desc, inputs["ROITensor"], rng)
-        if "TrainingStepTensor" in inputs:
-            inputs["TrainingStepTensor"] = _training_steps(inputs["TrainingStepTensor"], rng)
-        if inputs.get("QuantizationTensors") and rng.random() < 0.8:
-            inputs["QuantizationTensors"][0] = _power_of_two_scales(
-                inputs["QuantizationTensors"][0], rng
-            )
-        if "RecurrenceTensor" in inputs:
-            _recurrent_data(inputs, rng)
+        _drawn_as_the_spec_says(spec, desc, inputs, rng)
         if not unique_targets or requires_hold(operator, inputs):
             return inputs
     return inputs

@@ -48,6 +48,15 @@ class FieldsBuilder(OperatorBuilderBase):
                 self.report.at([*at, "range"], f"a {kind} field cannot have a numeric range")
             self.check_count_field(raw, by_name, at)
             self.check_operator_set(raw, at)
+            if "drawn_as" in raw and kind not in ("input_tensor", "input_tensor_array"):
+                self.report.at(
+                    [*at, "drawn_as"], f"only input tensors take drawn_as ({raw['name']} is {kind})"
+                )
+            if "typical" in raw and kind not in ("uint", "uint64", "int"):
+                self.report.at(
+                    [*at, "typical"],
+                    f"only integer fields take typical values ({raw['name']} is {kind})",
+                )
             fields.append(
                 m.Field(
                     name=raw["name"],
@@ -59,6 +68,8 @@ class FieldsBuilder(OperatorBuilderBase):
                     value_type_field=raw.get("value_type_field"),
                     count_field=raw.get("count_field"),
                     operator_set=raw.get("operator_set"),
+                    drawn_as=raw.get("drawn_as"),
+                    typical=tuple(raw.get("typical", ())),
                 )
             )
         return fields

@@ -70,6 +70,8 @@ class Field:
     count_field: str | None = None  # array kinds: the UINT field holding the element count
     operator_set: str | None = None  # operator_desc kinds: names a common `operator_sets` entry
     range: FieldRange | None = None
+    drawn_as: str | None = None  # input tensor kinds: how conformance cases draw its data
+    typical: tuple[int, ...] = ()  # integer kinds: the values drawn descs take most often
 
     @property
     def is_tensor(self) -> bool:
@@ -99,6 +101,9 @@ class Field:
         put(data, "value_type_field", self.value_type_field)
         put(data, "count_field", self.count_field)
         put(data, "operator_set", self.operator_set)
+        put(data, "drawn_as", self.drawn_as)
+        if self.typical:
+            data["typical"] = list(self.typical)
         data["doc"] = self.doc
         put(data, "range", None if self.range is None else self.range.to_json())
         return data
