@@ -97,8 +97,8 @@ def _interpolated(image: Array, y: Array, x: Array, linear: bool, outside: Array
 
 class _Sampling:
     """ROI_ALIGN1's sample grid for one desc: per ROI and axis the scaled start, the step and
-    the samples per output element, and `read(input, k)`, every output element's k-th sample
-    (row-major over its ny x nx grid) and whether that element has one."""
+    the samples per output element; `read(image, k)` gives every output element's k-th sample
+    (row-major over its ny x nx grid), `used(k)` whether the element has one."""
 
     def __init__(
         self,
@@ -141,13 +141,14 @@ class _Sampling:
         ky, kx = k // self.widest, k % self.widest
         return (ky < _column(self.n_y)) & (kx < _column(self.n_x))
 
-    def read(self, input: Array, k: Array) -> Array:
-        """Every output element's sample at step k, {R, C, OH, OW}, from input {B, C, H, W}."""
+    def read(self, image: Array, k: Array) -> Array:
+        """Every output element's sample at step k, {R, C, OH, OW}, from each ROI's image
+        {R, C, H, W} (the input's batch the ROI names)."""
         ky, kx = k // self.widest, k % self.widest
         n_y, n_x = _column(self.n_y), _column(self.n_x)
         y = _coordinate(self.oy * n_y + ky, _column(self.step_y), _column(self.y1), *self.offsets)
         x = _coordinate(self.ox * n_x + kx, _column(self.step_x), _column(self.x1), *self.offsets)
-        return _interpolated(input[self.batch], y, x, self.linear, self.outside)
+        return _interpolated(image, y, x, self.linear, self.outside)
 
 
 def _column(values: Array) -> Array:
@@ -166,7 +167,6 @@ def _roi_align1(
     """The page's general logic per region: samples on a grid of inputSamplesPerOutputSample
     per output element and axis, each interpolated, reduced by average or maximum."""
     wide = _wide(input.dtype)
-    image = input.astype(wide)
     grid = _Sampling(
         rois,
         batch_indices,
@@ -175,6 +175,7 @@ def _roi_align1(
         wide=wide,
         **parameters,
     )
+    image = input.astype(wide)[grid.batch]  # {R, C, H, W}
     average = member(reduction, "DML_REDUCE_FUNCTION_") == "AVERAGE"
     count, channels, out_h, out_w = output_sizes
     start = jnp.zeros((count, channels, out_h, out_w), wide)
@@ -211,8 +212,9 @@ def _roi_align_grad(
     sample loop differentiated (jax.vjp of the step's read, the loop's count being the ROIs'
     data, which reverse-mode JAX cannot differentiate through): AVERAGE sends each output
     element's gradient over its sample count to every sample, MAX the whole of it to the
-    first sample holding the maximum (found by a first pass of the same loop). The gradient
-    with respect to ROITensor is undefined (the spec's R rule): zeros."""
+    first sample holding the maximum (found by a first pass of the same loop); each ROI's
+    gradient is added into its batch once, after the loop. The gradient with respect to
+    ROITensor is undefined (the spec's R rule): zeros."""
     wide = _wide(output_type)
     gradient = input_gradient.astype(wide)
     grid = _Sampling(
@@ -224,7 +226,7 @@ def _roi_align_grad(
         out_of_bounds_value=0.0,  # not in the desc: the MAX it decides is judged as ambiguous
         **parameters,
     )
-    zeros = jnp.zeros(input_sizes, wide)
+    zeros = jnp.zeros((gradient.shape[0], *input_sizes[1:]), wide)  # per ROI: {R, C, H, W}
     first = jnp.zeros((), jnp.int64)
     if member(reduction, "DML_REDUCE_FUNCTION_") == "AVERAGE":
         share = gradient / grid.counts.astype(wide)
@@ -234,7 +236,7 @@ def _roi_align_grad(
 
     else:
         assert input is not None  # C13: MAX needs InputTensor
-        image = input.astype(wide)
+        image = input.astype(wide)[grid.batch]
 
         def best(state: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
             k, top, winner = state
@@ -255,7 +257,8 @@ def _roi_align_grad(
         (step,) = pullback(cotangent(k))
         return k + 1, total + step
 
-    _, result = lax.while_loop(lambda s: s[0] < grid.total, body, (first, zeros))
+    _, per_roi = lax.while_loop(lambda s: s[0] < grid.total, body, (first, zeros))
+    result = jnp.zeros(input_sizes, wide).at[grid.batch].add(per_roi)
     return result.astype(output_type), jnp.zeros(rois.shape, output_type)
 
 
