@@ -1,5 +1,5 @@
 """Backends with the ROI family's realistic bugs, for the suites' meta tests: each runs the
-NumPy reference on a desc the bug changed."""
+NumPy reference on a desc (or inputs) the bug changed."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from dmlspec import reference
 from dmlspec.backends import NumpyBackend
+from dmlspec.reference.roi import _Axis
+from dmlspec.reference.tensors import tensor_desc
 
 
 def _kind(operator: Mapping[str, Any]) -> str:
@@ -45,3 +49,28 @@ class UnscaledRois(NumpyBackend):
             if field in changed["desc"]:
                 changed["desc"][field] = 1.0
         return reference.run(changed, inputs)
+
+
+class UndividedRoiAlignGrad(NumpyBackend):
+    """ROI_ALIGN_GRAD with AVERAGE that forgets to divide each output element's gradient by
+    its sample count: every sample gets the whole of it."""
+
+    name = "undivided-roi-align-grad"
+
+    def run(self, operator: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        desc = operator["desc"]
+        strided = any("Strides" in tensor_desc(desc[name]) for name in inputs)
+        if _kind(operator) != "ROI_ALIGN_GRAD" or "AVERAGE" not in desc["ReductionFunction"]:
+            return reference.run(operator, inputs)
+        if strided:  # the bug shows on packed tensors
+            return reference.run(operator, inputs)
+
+        gradient = np.asarray(inputs["InputGradientTensor"]).copy()
+        count, _, height, width = gradient.shape
+        limits = (desc["MinimumSamplesPerOutput"], desc["MaximumSamplesPerOutput"])
+        offsets = (desc["InputPixelOffset"], desc["OutputPixelOffset"])
+        for r, box in enumerate(np.asarray(inputs["ROITensor"]).reshape(count, 4)):
+            ax = _Axis(box[0], box[2], desc["SpatialScaleX"], width, limits, offsets)
+            ay = _Axis(box[1], box[3], desc["SpatialScaleY"], height, limits, offsets)
+            gradient[r] *= ax.samples * ay.samples
+        return reference.run(operator, {**inputs, "InputGradientTensor": gradient})

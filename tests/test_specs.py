@@ -213,7 +213,7 @@ def test_cli_lists_operators_with_levels_and_constraint_counts() -> None:
     assert rows["SCATTER_ELEMENTS"][8:10] == ["6", "2"]
     assert rows["GEMM"][-4:] == ["yes", "yes", "yes", "yes"]
     assert rows["CONVOLUTION"][-4:] == ["yes", "yes", "yes", "yes"]
-    assert rows["ROI_ALIGN_GRAD"][-4:] == ["yes", "-", "-", "-"]  # a validator, no kernel yet
+    assert rows["ROI_ALIGN_GRAD"][-4:] == ["yes", "yes", "yes", "yes"]  # the last one, issue 35
     # Every spec is curated now (issue 36 curated the last drafts); `draft` still writes drafts.
     statuses = {row[2] for name, row in rows.items() if "_" in name or name.isalpha()}
     assert "curated" in statuses and "drafted" not in statuses

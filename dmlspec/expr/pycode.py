@@ -135,11 +135,13 @@ class _Wrapper:
         pad = " " * indent
         if indent + len(text) <= self.width and not force_break:
             return [pad + text]
-        broken = self.broken(node, indent)
+        parenthesized = level < at_least
+        # Inside its parentheses a broken operand sits 4 columns further in: laid out there.
+        broken = self.broken(node, indent + 4 if parenthesized else indent)
         if broken is None:
             return [pad + text]
-        if level < at_least:
-            return [pad + "(", *[" " * 4 + line for line in broken], pad + ")"]
+        if parenthesized:
+            return [pad + "(", *broken, pad + ")"]
         return broken
 
     def broken(self, node: nodes.Node, indent: int) -> list[str] | None:

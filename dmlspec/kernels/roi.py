@@ -1,5 +1,5 @@
 """The ROI family as JAX (regions of interest): one table of functions, one primitive that runs
-them; ROI_ALIGN, ROI_ALIGN1 and ROI_POOLING.
+them; ROI_ALIGN, ROI_ALIGN1, ROI_ALIGN_GRAD and ROI_POOLING.
 
 `roi` is the primitive their specs name. ROI_ALIGN and ROI_ALIGN1 sample each region on a grid
 (the page's pseudocode: coordinates in FLOAT32, one rounding per operation in the order the
@@ -8,7 +8,9 @@ one or four input elements; an element outside the input reads OutOfBoundsInputV
 reduce the samples by their average or maximum in FLOAT32 (FLOAT16 widened), rounded once to
 the output type. The number of samples per output element depends on the ROI data, so the
 samples are visited by a lax.while_loop up to the largest count, each ROI masked to its own.
-ROI_ALIGN is ROI_ALIGN1 with InputPixelOffset 0.5 and OutputPixelOffset -0.5.
+ROI_ALIGN is ROI_ALIGN1 with InputPixelOffset 0.5 and OutputPixelOffset -0.5. ROI_ALIGN_GRAD
+runs the same loop with each step's read differentiated (jax.vjp): reverse-mode JAX cannot
+differentiate a loop whose count is data, and no static count bounds it (the ROIs are data).
 
 ROI_POOLING: each region's corners rounded (half away from zero) in FLOAT64 after the FLOAT32
 product with SpatialScale, its bins from the page's integer formulas, clamped to the input,
@@ -93,78 +95,171 @@ def _interpolated(image: Array, y: Array, x: Array, linear: bool, outside: Array
     return total
 
 
+class _Sampling:
+    """ROI_ALIGN1's sample grid for one desc: per ROI and axis the scaled start, the step and
+    the samples per output element; `read(image, k)` gives every output element's k-th sample
+    (row-major over its ny x nx grid), `used(k)` whether the element has one."""
+
+    def __init__(
+        self,
+        rois: Array,
+        batch_indices: Array,
+        *,
+        interpolation: str,
+        spatial_scale_x: float,
+        spatial_scale_y: float,
+        input_pixel_offset: float,
+        output_pixel_offset: float,
+        out_of_bounds_value: float,
+        minimum_samples: int,
+        maximum_samples: int,
+        output_sizes: tuple[int, ...],
+        batch_count: int,
+        wide: Any,
+    ) -> None:
+        count, _, out_h, out_w = output_sizes
+        boxes = rois.reshape(count, 4)
+        # an index outside [0, BatchCount): undefined (R1)
+        self.batch = jnp.clip(batch_indices.reshape(count).astype(jnp.int64), 0, batch_count - 1)
+        self.x1, self.step_x, self.n_x = _axis_geometry(
+            boxes[:, 0], boxes[:, 2], spatial_scale_x, out_w, minimum_samples, maximum_samples
+        )
+        self.y1, self.step_y, self.n_y = _axis_geometry(
+            boxes[:, 1], boxes[:, 3], spatial_scale_y, out_h, minimum_samples, maximum_samples
+        )
+        self.linear = member(interpolation, "DML_INTERPOLATION_MODE_") == "LINEAR"
+        self.offsets = (input_pixel_offset, output_pixel_offset)
+        self.outside = jnp.asarray(out_of_bounds_value, wide)
+        self.oy = jnp.arange(out_h)[None, None, :, None]
+        self.ox = jnp.arange(out_w)[None, None, None, :]
+        self.widest = jnp.max(self.n_x)
+        self.total = jnp.max(self.n_x) * jnp.max(self.n_y)  # the steps of the sample loop
+        self.counts = _column(self.n_x * self.n_y)  # samples per output element, {R, 1, 1, 1}
+
+    def used(self, k: Array) -> Array:
+        """Whether step k is a sample of each ROI's output elements, {R, 1, 1, 1}."""
+        ky, kx = k // self.widest, k % self.widest
+        return (ky < _column(self.n_y)) & (kx < _column(self.n_x))
+
+    def read(self, image: Array, k: Array) -> Array:
+        """Every output element's sample at step k, {R, C, OH, OW}, from each ROI's image
+        {R, C, H, W} (the input's batch the ROI names)."""
+        ky, kx = k // self.widest, k % self.widest
+        n_y, n_x = _column(self.n_y), _column(self.n_x)
+        y = _coordinate(self.oy * n_y + ky, _column(self.step_y), _column(self.y1), *self.offsets)
+        x = _coordinate(self.ox * n_x + kx, _column(self.step_x), _column(self.x1), *self.offsets)
+        return _interpolated(image, y, x, self.linear, self.outside)
+
+
+def _column(values: Array) -> Array:
+    return values[:, None, None, None]
+
+
 def _roi_align1(
     input: Array,
     rois: Array,
     batch_indices: Array,
     *,
     reduction: str,
-    interpolation: str,
-    spatial_scale_x: float,
-    spatial_scale_y: float,
-    input_pixel_offset: float,
-    output_pixel_offset: float,
-    out_of_bounds_value: float,
-    minimum_samples: int,
-    maximum_samples: int,
     output_sizes: tuple[int, ...],
+    **parameters: Any,
 ) -> Array:
     """The page's general logic per region: samples on a grid of inputSamplesPerOutputSample
     per output element and axis, each interpolated, reduced by average or maximum."""
-    count, channels, out_h, out_w = output_sizes
     wide = _wide(input.dtype)
-    boxes = rois.reshape(count, 4)
-    batch = jnp.clip(batch_indices.reshape(count).astype(jnp.int64), 0, input.shape[0] - 1)
-    image = input.astype(wide)[batch]  # {R, C, H, W}; an index outside: undefined (R1)
-    x1, step_x, n_x = _axis_geometry(
-        boxes[:, 0], boxes[:, 2], spatial_scale_x, out_w, minimum_samples, maximum_samples
+    grid = _Sampling(
+        rois,
+        batch_indices,
+        output_sizes=output_sizes,
+        batch_count=input.shape[0],
+        wide=wide,
+        **parameters,
     )
-    y1, step_y, n_y = _axis_geometry(
-        boxes[:, 1], boxes[:, 3], spatial_scale_y, out_h, minimum_samples, maximum_samples
-    )
-    linear = member(interpolation, "DML_INTERPOLATION_MODE_") == "LINEAR"
+    image = input.astype(wide)[grid.batch]  # {R, C, H, W}
     average = member(reduction, "DML_REDUCE_FUNCTION_") == "AVERAGE"
-    outside = jnp.asarray(out_of_bounds_value, wide)
-
-    def column(values: Array) -> Array:
-        return values[:, None, None, None]
-
-    oy = jnp.arange(out_h)[None, None, :, None]
-    ox = jnp.arange(out_w)[None, None, None, :]
-    widest = jnp.max(n_x)
-    total = jnp.max(n_x) * jnp.max(n_y)
+    count, channels, out_h, out_w = output_sizes
     start = jnp.zeros((count, channels, out_h, out_w), wide)
     initial = start if average else jnp.full_like(start, -jnp.inf)
 
     def body(state: tuple[Array, Array]) -> tuple[Array, Array]:
         k, acc = state
-        ky, kx = k // widest, k % widest
-        used = (ky < column(n_y)) & (kx < column(n_x))
-        y = _coordinate(
-            oy * column(n_y) + ky,
-            column(step_y),
-            column(y1),
-            input_pixel_offset,
-            output_pixel_offset,
-        )
-        x = _coordinate(
-            ox * column(n_x) + kx,
-            column(step_x),
-            column(x1),
-            input_pixel_offset,
-            output_pixel_offset,
-        )
-        value = _interpolated(image, y, x, linear, outside)
+        value = grid.read(image, k)
         if average:
-            acc = jnp.where(used, acc + value, acc)
+            acc = jnp.where(grid.used(k), acc + value, acc)
         else:
-            acc = jnp.where(used, jnp.maximum(acc, value), acc)
+            acc = jnp.where(grid.used(k), jnp.maximum(acc, value), acc)
         return k + 1, acc
 
-    _, result = lax.while_loop(lambda s: s[0] < total, body, (jnp.zeros((), jnp.int64), initial))
+    state = (jnp.zeros((), jnp.int64), initial)
+    _, result = lax.while_loop(lambda s: s[0] < grid.total, body, state)
     if average:
-        result = result / column(n_x * n_y).astype(wide)
+        result = result / grid.counts.astype(wide)
     return result.astype(input.dtype)
+
+
+def _roi_align_grad(
+    input: Array | None,
+    input_gradient: Array,
+    rois: Array,
+    batch_indices: Array,
+    *,
+    reduction: str,
+    input_sizes: tuple[int, ...],
+    output_type: Any,
+    **parameters: Any,
+) -> tuple[Array, Array]:
+    """ROI_ALIGN_GRAD: the gradient of ROI_ALIGN1 with respect to its input, each step of its
+    sample loop differentiated (jax.vjp of the step's read, the loop's count being the ROIs'
+    data, which reverse-mode JAX cannot differentiate through): AVERAGE sends each output
+    element's gradient over its sample count to every sample, MAX the whole of it to the
+    first sample holding the maximum (found by a first pass of the same loop); each ROI's
+    gradient is added into its batch once, after the loop. The gradient with respect to
+    ROITensor is undefined (the spec's R rule): zeros."""
+    wide = _wide(output_type)
+    gradient = input_gradient.astype(wide)
+    grid = _Sampling(
+        rois,
+        batch_indices,
+        output_sizes=tuple(input_gradient.shape),
+        batch_count=input_sizes[0],
+        wide=wide,
+        out_of_bounds_value=0.0,  # not in the desc: the MAX it decides is judged as ambiguous
+        **parameters,
+    )
+    zeros = jnp.zeros((gradient.shape[0], *input_sizes[1:]), wide)  # per ROI: {R, C, H, W}
+    first = jnp.zeros((), jnp.int64)
+    if member(reduction, "DML_REDUCE_FUNCTION_") == "AVERAGE":
+        share = gradient / grid.counts.astype(wide)
+
+        def cotangent(k: Array) -> Array:
+            return jnp.where(grid.used(k), share, jnp.zeros((), wide))
+
+    else:
+        assert input is not None  # C13: MAX needs InputTensor
+        image = input.astype(wide)[grid.batch]
+
+        def best(state: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+            k, top, winner = state
+            value = grid.read(image, k)
+            better = grid.used(k) & (value > top)
+            return k + 1, jnp.where(better, value, top), jnp.where(better, k, winner)
+
+        start = jnp.full(gradient.shape, -jnp.inf, wide)
+        state = (first, start, jnp.zeros(gradient.shape, jnp.int64))
+        _, _, winner = lax.while_loop(lambda s: s[0] < grid.total, best, state)
+
+        def cotangent(k: Array) -> Array:
+            return jnp.where(winner == k, gradient, jnp.zeros((), wide))
+
+    def body(state: tuple[Array, Array]) -> tuple[Array, Array]:
+        k, total = state
+        _, pullback = jax.vjp(lambda x: grid.read(x, k), zeros)
+        (step,) = pullback(cotangent(k))
+        return k + 1, total + step
+
+    _, per_roi = lax.while_loop(lambda s: s[0] < grid.total, body, (first, zeros))
+    result = jnp.zeros(input_sizes, wide).at[grid.batch].add(per_roi)
+    return result.astype(output_type), jnp.zeros(rois.shape, output_type)
 
 
 def _roi_align(input: Array, rois: Array, batch_indices: Array, **parameters: Any) -> Array:
@@ -246,6 +341,7 @@ def _roi_pooling(
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ROI_ALIGN": _roi_align,
     "ROI_ALIGN1": _roi_align1,
+    "ROI_ALIGN_GRAD": _roi_align_grad,
     "ROI_POOLING": _roi_pooling,
 }
 

@@ -216,6 +216,153 @@ def _exact(name: str) -> Exact:
     return exact
 
 
+# ROI_ALIGN_GRAD: where the gradient of an output element may go to more than one place (a
+# MAX whose winner a rounding, a tie or a value read outside the input decides, a nearest
+# neighbour within a rounding of a tie), every place it may reach gets AMBIGUOUS_SLACK times
+# its share in its bound, so a backend sending it to any of them, or splitting it, passes.
+AMBIGUOUS_SLACK = 2
+# The roundings of one gradient term besides its sum: the share g / n, the weights 1 - f and
+# their product, the product with the share (LINEAR; NEAREST_NEIGHBOR has the share alone).
+GRAD_TERM_ROUNDINGS = 5
+
+
+class _Weights:
+    """One axis of one region as ROI_ALIGN_GRAD spreads it back, {samples, input size} per
+    matrix: the weight each sample gives each element (the bilinear hat, or 1 at the nearest
+    element, elements outside the input left out), `upper` and `moved` the largest weight and
+    its change where the FLOAT32 position may move by its allowance (LINEAR), `options` the
+    elements a nearest-neighbour sample may pick (1 each), `either` the samples whose nearest
+    element a rounding decides and `outside` the samples that may read outside the input."""
+
+    def __init__(self, axis: _Axis, size: int, linear: bool) -> None:
+        self.linear = linear
+        p, d = axis.positions[:, None], axis.allowance[:, None]
+        index = np.arange(size)[None, :]
+        if linear:
+            self.weights = np.maximum(0.0, 1.0 - np.abs(p - index))
+            reach = np.abs(p - index) < 1.0 + d
+            self.upper = np.where(reach, np.minimum(1.0, self.weights + d), 0.0)
+            self.moved = np.where(reach, d, 0.0)
+            self.options = self.upper
+            self.either = np.zeros(len(axis.positions), bool)
+            # a weight on an element outside, once the position moves by its allowance
+            self.outside = (p[:, 0] < d[:, 0]) | (p[:, 0] > size - 1 - d[:, 0])
+        else:
+            nearest = np.ceil(axis.positions - 0.5)
+            low = np.ceil(axis.positions - axis.allowance - 0.5)
+            high = np.ceil(axis.positions + axis.allowance - 0.5)
+            self.weights = (index == nearest[:, None]).astype(np.float64)
+            self.options = ((index == low[:, None]) | (index == high[:, None])).astype(np.float64)
+            self.upper, self.moved = self.weights, np.zeros_like(self.weights)
+            self.either = low != high
+            self.outside = (low < 0) | (high > size - 1)
+
+
+def _spread(shares: np.ndarray, wy: np.ndarray, wx: np.ndarray) -> np.ndarray:
+    """Each sample's share {C, OH, OW, ny, nx} times its weights along each axis (wy {OH * ny,
+    H}, wx {OW * nx, W}), summed: {C, H, W}."""
+    _, out_h, out_w, ny, nx = shares.shape
+    rows = wy.reshape(out_h, ny, -1)
+    columns = wx.reshape(out_w, nx, -1)
+    spread: np.ndarray = np.einsum("cabyx,ayh,bxw->chw", shares, rows, columns, optimize=True)
+    return spread
+
+
+def _samples(mask: np.ndarray, ny: int, nx: int) -> np.ndarray:
+    """A per-sample mask {Sy, Sx} as {1, OH, OW, ny, nx}."""
+    sy, sx = mask.shape
+    return np.moveaxis(mask.reshape(sy // ny, ny, sx // nx, nx), 1, 2)[None]
+
+
+def _max_shares(
+    image: np.ndarray, ay: _Axis, ax: _Axis, ways: tuple[_Weights, _Weights], unit: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """MAX: the first sample holding each output element's maximum (elements outside the input
+    read as 0), one-hot {C, OH, OW, ny, nx}, and the samples that may hold it instead: every
+    sample reading outside the input (whose value the desc does not give) and every sample
+    within TIE_SLACK times its rounding of the largest of the others; none where the winner
+    is alone and its nearest element no rounding decides."""
+    wy, wx = ways
+    ny, nx = ay.samples, ax.samples
+    with np.errstate(all="ignore"):
+        if wy.linear:
+            sample, weighted, allowance = (
+                _per_output(a, ny, nx) for a in _bilinear(image, ay, ax, 0.0)
+            )
+            error = TIE_SLACK * (8 * weighted + allowance) * unit
+            low, high = sample - error, sample + error
+        else:
+            picked, options = _nearest(image, ay, ax, 0.0)
+            sample = _per_output(picked, ny, nx)
+            low, high = (_per_output(o, ny, nx) for o in (options.min(0), options.max(0)))
+    shape = (*sample.shape[:-1], ny, nx)
+    flat = (1, *shape[1:3], ny * nx)
+    outside = _samples(wy.outside[:, None] | wx.outside[None, :], ny, nx).reshape(flat)
+    either = _samples(wy.either[:, None] | wx.either[None, :], ny, nx).reshape(flat)
+    floor = np.where(outside, -np.inf, low).max(-1, keepdims=True)
+    candidates = outside | (high >= floor)
+    winner = np.eye(ny * nx, dtype=bool)[sample.argmax(-1)]  # the first maximum
+    unsure = (candidates.sum(-1) > 1) | (winner & either).any(-1)
+    return winner.reshape(shape), (candidates & unsure[..., None]).reshape(shape)
+
+
+def _align_grad(
+    f: Fields, x: Inputs, offsets: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROI_ALIGN_GRAD's OutputGradientTensor: its value (the gradient of ROI_ALIGN1 with
+    respect to its input), the bound it is judged by and the largest magnitude summed.
+
+    Per region, each sample's share of its output element's gradient g (AVERAGE: g / n to
+    every sample; MAX: g to the first sample holding the maximum) spread back by one dense
+    weight matrix per axis (Wy^T S Wx per channel). The bound: (KS + the term's roundings)
+    times the sum of |terms| (KS the terms each element sums, counted), the weights' change
+    where the FLOAT32 positions move (times |share|), and AMBIGUOUS_SLACK times every share
+    that may go elsewhere (a nearest element a rounding decides; a MAX another sample may
+    win) at every element it may reach."""
+    gradient = np.asarray(x["InputGradientTensor"], dtype=np.float64)
+    batches, channels, height, width = f.sizes("OutputGradientTensor")
+    count = gradient.shape[0]
+    boxes = np.asarray(x["ROITensor"]).reshape(count, 4)
+    indices = np.asarray(x["BatchIndicesTensor"]).reshape(count)
+    linear = f.enum("InterpolationMode") == "LINEAR"
+    average = f.enum("ReductionFunction") == "AVERAGE"
+    limits = (f.integer("MinimumSamplesPerOutput"), f.integer("MaximumSamplesPerOutput"))
+    dtype = f.dtype("InputGradientTensor")
+    unit = UNIT if dtype == np.float32 else float(np.finfo(dtype).eps) / 2
+    value = np.zeros((batches, channels, height, width))
+    absolute, terms, moved, ambiguous = (np.zeros_like(value) for _ in range(4))
+    for r in range(count):
+        batch = int(indices[r])
+        if not 0 <= batch < batches or not np.isfinite(boxes[r]).all():
+            continue  # undefined (R1, R2)
+        box = boxes[r]
+        _, _, out_h, out_w = gradient.shape
+        ax = _Axis(box[0], box[2], f.float32("SpatialScaleX"), out_w, limits, offsets)
+        ay = _Axis(box[1], box[3], f.float32("SpatialScaleY"), out_h, limits, offsets)
+        ny, nx = ay.samples, ax.samples
+        wy, wx = _Weights(ay, height, linear), _Weights(ax, width, linear)
+        g = gradient[r][..., None, None]
+        either = _samples(wy.either[:, None] | wx.either[None, :], ny, nx)
+        if average:
+            used = np.ones((channels, out_h, out_w, ny, nx), bool)
+            shares = np.broadcast_to(g / (ny * nx), used.shape)
+            unsure = used & either
+        else:
+            image = np.asarray(x["InputTensor"])[batch]
+            used, unsure = _max_shares(image, ay, ax, (wy, wx), unit)
+            shares = np.where(used, g, 0.0)
+        size = np.abs(shares)
+        value[batch] += _spread(shares, wy.weights, wx.weights)
+        absolute[batch] += _spread(size, wy.weights, wx.weights)
+        terms[batch] += _spread(used * 1.0, wy.upper > 0, wx.upper > 0)
+        moved[batch] += _spread(size, wy.moved, wx.upper) + _spread(size, wy.upper, wx.moved)
+        reach = np.abs(np.broadcast_to(g / (ny * nx) if average else g, unsure.shape)) * unsure
+        ambiguous[batch] += _spread(reach, wy.options, wx.options)
+    rounding = GRAD_TERM_ROUNDINGS if linear else 1
+    bound = (terms + rounding) * absolute + (moved + AMBIGUOUS_SLACK * ambiguous) / UNIT
+    return value, bound, absolute
+
+
 def _rounded(value: Any, scale: float) -> int:
     """round(value * SpatialScale): the FLOAT32 product, halves away from zero (C's round). A
     product beyond +-2^40 (infinity, where FLOAT32 overflows) is taken as +-2^40: far outside
@@ -257,7 +404,29 @@ def _roi_pooling(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
     return {"OutputTensor": output}
 
 
-EXACT: dict[str, Exact] = {name: _exact(name) for name in _OFFSETS}
+def _grad_exact(f: Fields, x: Inputs) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    with np.errstate(all="ignore"):
+        return {"OutputGradientTensor": _align_grad(f, x, _OFFSETS["ROI_ALIGN1"](f))}
+
+
+def _roi_align_grad(f: Fields, x: Inputs, log: dict[str, WriteLog]) -> Outputs:
+    """ROI_ALIGN_GRAD's present outputs: the input's gradient rounded once, and zeros for the
+    ROIs' gradient, which is undefined (R5)."""
+    outputs = {}
+    if f.present("OutputGradientTensor"):
+        value, _, _ = _grad_exact(f, x)["OutputGradientTensor"]
+        with np.errstate(all="ignore"):
+            outputs["OutputGradientTensor"] = value.astype(f.dtype("OutputGradientTensor"))
+    if f.present("OutputROIGradientTensor"):
+        sizes = f.sizes("OutputROIGradientTensor")
+        outputs["OutputROIGradientTensor"] = np.zeros(sizes, f.dtype("OutputROIGradientTensor"))
+    return outputs
+
+
+EXACT: dict[str, Exact] = {
+    **{name: _exact(name) for name in _OFFSETS},
+    "ROI_ALIGN_GRAD": _grad_exact,
+}
 
 
 def _aligned(name: str) -> Operator:
@@ -278,7 +447,8 @@ def _aligned(name: str) -> Operator:
 
 
 ROI: dict[str, Operator] = {
-    **{name: _aligned(name) for name in EXACT},
+    **{name: _aligned(name) for name in _OFFSETS},
+    "ROI_ALIGN_GRAD": _roi_align_grad,
     "ROI_POOLING": _roi_pooling,
 }
 

@@ -175,6 +175,57 @@ def _r1(d: View) -> bool:
     return bool(fn.all(fn.in_bounds(d.BatchIndicesTensor.Values, d.OutputGradientTensor.Sizes[0])))
 
 
+def _r2(d: View) -> bool:
+    """ROI_ALIGN_GRAD.R2: ROITensor's coordinates must be finite (neither NaN nor infinite)."""
+    return bool(
+        not fn.present(lambda: d.OutputGradientTensor) or fn.all(fn.finite(d.ROITensor.Values))
+    )
+
+
+def _r3(d: View) -> bool:
+    """ROI_ALIGN_GRAD.R3: InputTensor's values must not be NaN with the MAX reduction, and must be
+    finite with MAX and LINEAR interpolation.
+    """
+    return bool(
+        not fn.present(lambda: d.OutputGradientTensor)
+        or (
+            d.ReductionFunction != "MAX"
+            or (
+                d.InterpolationMode == "NEAREST_NEIGHBOR"
+                and fn.all(fn.not_nan(d.InputTensor.Values))
+            )
+            or fn.all(fn.finite(d.InputTensor.Values))
+        )
+    )
+
+
+def _r4(d: View) -> bool:
+    """ROI_ALIGN_GRAD.R4: InputGradientTensor's values must be finite (neither NaN nor infinite) for
+    LINEAR interpolation.
+    """
+    return bool(
+        not fn.present(lambda: d.OutputGradientTensor)
+        or (
+            d.InterpolationMode == "NEAREST_NEIGHBOR"
+            or fn.all(fn.finite(d.InputGradientTensor.Values))
+        )
+    )
+
+
+def _r5(d: View) -> bool:
+    """ROI_ALIGN_GRAD.R5: AlignRegionsToCorners = TRUE: ROI_ALIGN1's page does not give the sample
+    positions it makes.
+    """
+    return bool(not fn.present(lambda: d.OutputGradientTensor) or not d.AlignRegionsToCorners)
+
+
+def _r6(d: View) -> bool:
+    """ROI_ALIGN_GRAD.R6: OutputROIGradientTensor: the page's pseudocode does not define the
+    gradient with respect to ROITensor (undefined).
+    """
+    return bool(not fn.present(lambda: d.OutputROIGradientTensor))
+
+
 DEFINITIONS: dict[str, Callable[[View], Any]] = {}
 
 RULES: tuple[Rule, ...] = (
@@ -372,6 +423,98 @@ REQUIRES: tuple[Rule, ...] = (
             None,
         ),
     ),
+    Rule(
+        "ROI_ALIGN_GRAD.R2",
+        _r2,
+        "ROITensor's coordinates must be finite (neither NaN nor infinite)",
+        "/OutputGradientTensor",
+        operands=(
+            ("OutputGradientTensor", lambda d: d.OutputGradientTensor),
+            ("finite(ROITensor.Values)", lambda d: fn.finite(d.ROITensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputGradientTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.R3",
+        _r3,
+        (
+            "InputTensor's values must not be NaN with the MAX reduction, and must be finite with "
+            "MAX and LINEAR interpolation"
+        ),
+        "/OutputGradientTensor",
+        operands=(
+            ("OutputGradientTensor", lambda d: d.OutputGradientTensor),
+            ("ReductionFunction", lambda d: d.ReductionFunction),
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            ("not_nan(InputTensor.Values)", lambda d: fn.not_nan(d.InputTensor.Values)),
+            ("finite(InputTensor.Values)", lambda d: fn.finite(d.InputTensor.Values)),
+        ),
+        undefined=Undefined(
+            "OutputGradientTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.R4",
+        _r4,
+        (
+            "InputGradientTensor's values must be finite (neither NaN nor infinite) for LINEAR "
+            "interpolation"
+        ),
+        "/OutputGradientTensor",
+        operands=(
+            ("OutputGradientTensor", lambda d: d.OutputGradientTensor),
+            ("InterpolationMode", lambda d: d.InterpolationMode),
+            (
+                "finite(InputGradientTensor.Values)",
+                lambda d: fn.finite(d.InputGradientTensor.Values),
+            ),
+        ),
+        undefined=Undefined(
+            "OutputGradientTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.R5",
+        _r5,
+        (
+            "AlignRegionsToCorners = TRUE: ROI_ALIGN1's page does not give the sample positions it "
+            "makes"
+        ),
+        "/OutputGradientTensor",
+        operands=(
+            ("OutputGradientTensor", lambda d: d.OutputGradientTensor),
+        ),
+        undefined=Undefined(
+            "OutputGradientTensor",
+            "any",
+            None,
+        ),
+    ),
+    Rule(
+        "ROI_ALIGN_GRAD.R6",
+        _r6,
+        (
+            "OutputROIGradientTensor: the page's pseudocode does not define the gradient with "
+            "respect to ROITensor (undefined)"
+        ),
+        "/OutputROIGradientTensor",
+        operands=(
+            ("OutputROIGradientTensor", lambda d: d.OutputROIGradientTensor),
+        ),
+        undefined=Undefined(
+            "OutputROIGradientTensor",
+            "any",
+            None,
+        ),
+    ),
 )
 
 SUPPORT = (
@@ -431,7 +574,8 @@ def validate(operator: object, feature_level: str | None = None) -> ValidationRe
 def check_requires(
     operator: object, inputs: Mapping[str, Any], feature_level: str | None = None
 ) -> RequiresReport:
-    """Check the data preconditions (ROI_ALIGN_GRAD.R1) of a valid desc against input arrays keyed
-    by tensor field; raises InvalidOperator for an invalid desc.
+    """Check the data preconditions (ROI_ALIGN_GRAD.R1, ROI_ALIGN_GRAD.R2, ROI_ALIGN_GRAD.R3,
+    ROI_ALIGN_GRAD.R4, ROI_ALIGN_GRAD.R5, ROI_ALIGN_GRAD.R6) of a valid desc against input arrays
+    keyed by tensor field; raises InvalidOperator for an invalid desc.
     """
     return check_requires_with(TABLE, COMMON, operator, inputs, feature_level)

@@ -19,6 +19,9 @@ the corners half away from zero and writes 0 in an empty bin; FLOAT32 only (FLOA
 the maximum is exact). An ROI whose rows are undefined (R1, R2) is replaced by a box of batch
 0, a negative SpatialScale (R4: all undefined) by 0, so that the rest of the case still runs;
 the corners are scaled here (MaxRoiPool refuses a scale of 0) and passed with scale 1.
+
+ROI_ALIGN_GRAD is declined: ONNX has no gradient of RoiAlign (onnxruntime's inference build
+has no training operators).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from .node import run_node
 
 __all__ = ["OPERATORS", "run"]
 
-OPERATORS = frozenset({"ROI_ALIGN", "ROI_ALIGN1", "ROI_POOLING"})
+OPERATORS = frozenset({"ROI_ALIGN", "ROI_ALIGN1", "ROI_ALIGN_GRAD", "ROI_POOLING"})
 f32 = np.float32
 
 
@@ -169,4 +172,9 @@ def run(kind: str, desc: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[s
     """The operator `kind` (no DML_OPERATOR_ prefix) on packed inputs: outputs by field."""
     if kind == "ROI_POOLING":
         return {"OutputTensor": _roi_pooling(desc, inputs)}
+    if kind == "ROI_ALIGN_GRAD":
+        raise Unsupported(
+            "ONNX has no gradient of RoiAlign (onnxruntime's inference build has no training "
+            "operators): no graph for ROI_ALIGN_GRAD"
+        )
     return {"OutputTensor": _roi_align(kind, desc, inputs)}
