@@ -95,25 +95,3 @@ def test_fused_activations_are_drawn_from_those_the_level_holds() -> None:
     for _ in range(20):
         operator = descs.draw_desc(CATALOG, spec, "5_0", rng)
         assert validate_operator(operator, "5_0").valid
-
-
-def test_a_pooled_desc_is_judged_on_each_examples_own_data() -> None:
-    """The ci profile's random tests draw descs from two seeds and data from every example's:
-    the same desc (one program) with other inputs; without a pool each seed draws its own."""
-    from dmlspec.conformance.layouts import draw_layout_case
-    from dmlspec.conformance.plugin import DESC_POOLS
-    from dmlspec.conformance.suite import Target, _desc_and_data_seeds
-
-    spec = CATALOG.operator("AVERAGE_POOLING1")
-    pooled = Target(None, "6_4", desc_pool=DESC_POOLS["ci"])
-    assert _desc_and_data_seeds(pooled, 7) == (1, 7)
-    assert _desc_and_data_seeds(Target(None, "6_4"), 7) == (7, None)
-    first = draw_case(CATALOG, spec, "6_4", 1, data_seed=7)
-    second = draw_case(CATALOG, spec, "6_4", 1, data_seed=9)
-    assert first.operator == second.operator == draw_case(CATALOG, spec, "6_4", 1).operator
-    assert first.seed == 7
-    assert any((first.inputs[k] != second.inputs[k]).any() for k in first.inputs)
-    strided = [draw_layout_case(CATALOG, spec, "6_4", 1, data_seed=d) for d in (7, 9)]
-    assert strided[0] is not None and strided[1] is not None
-    assert strided[0].operator == strided[1].operator
-    assert strided[0].layouts == strided[1].layouts

@@ -106,11 +106,7 @@ def draw_case(
     force: CellChoice | tuple[CellChoice, ...] | None = None,
     attempts: int = ATTEMPTS,
     streams: int = 3,
-    data_seed: int | None = None,
 ) -> Case:
-    """A valid case: its desc drawn from `seed`, its inputs too, or from `data_seed` when
-    given (the desc of one seed with the data of another: a program compiled once judged on
-    new data)."""
     rng = random.Random(seed)
     for retry in range(1, streams + 1):  # a seed whose draws were all rejected: the next stream
         try:
@@ -120,7 +116,5 @@ def draw_case(
             if retry == streams:
                 raise
             rng = random.Random(f"{seed}/{retry}")
-    if data_seed is not None:
-        rng = random.Random(f"data/{data_seed}")
     inputs = draw_inputs(catalog, spec, operator, rng, unique_targets=rng.random() < 0.5)
-    return Case(operator, inputs, level, seed if data_seed is None else data_seed)
+    return Case(operator, inputs, level, seed)

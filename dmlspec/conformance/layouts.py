@@ -153,25 +153,18 @@ def strided_case(
 
 
 def draw_layout_case(
-    catalog: Catalog,
-    spec: OperatorSpec,
-    level: str,
-    seed: int,
-    layout: str | None = None,
-    data_seed: int | None = None,
+    catalog: Catalog, spec: OperatorSpec, level: str, seed: int, layout: str | None = None
 ) -> Case | None:
     """A valid case with `layout` on every tensor it applies to (the others packed; a tensor
     that cannot take it, such as a permutation of one moving dimension, stays packed too), or
     with a layout drawn per tensor when `layout` is None; None if no drawn case can take
-    `layout`. `data_seed`: the logical inputs drawn from it (`draw_case`), the desc and the
-    layouts from `seed`."""
+    `layout`."""
     # Preferred: every tensor that may take the layout takes it, and the case tells it apart
     # from packed; else the first case that tells it apart; else the first that has it.
     telling, fallback = None, None
     for attempt in range(ATTEMPTS):
         rng = random.Random(seed * 7919 + attempt)
-        shifted = None if data_seed is None else data_seed + attempt
-        case = draw_case(catalog, spec, level, seed + attempt, data_seed=shifted)
+        case = draw_case(catalog, spec, level, seed + attempt)
         chosen = {}
         for field in spec.tensor_fields:
             allowed = [t.name for t in layouts_for(catalog, field.is_output)]

@@ -52,9 +52,6 @@ settings.register_profile(
     phases=(Phase.explicit, Phase.reuse, Phase.generate),
 )
 settings.register_profile("dev", max_examples=30, deadline=None)
-# How many descs each random test draws its examples' descs from, per profile (the data is
-# every example's own): `ci` compiles two programs per random test, not eight.
-DESC_POOLS = {"ci": 2}
 settings.register_profile(
     "thorough", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -199,8 +196,7 @@ def _target(config: pytest.Config) -> Target:
             level = requested
             with contextlib.suppress(AttributeError):  # a validating backend checks at that level
                 backend.feature_level = level
-        profile = config.getoption("hypothesis_profile", None)
-        config.stash[_TARGET] = Target(backend, level, desc_pool=DESC_POOLS.get(profile))
+        config.stash[_TARGET] = Target(backend, level)
     return config.stash[_TARGET]
 
 

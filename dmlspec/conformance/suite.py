@@ -66,10 +66,6 @@ class Target:
     cases: int = 0  # cases the backend was given (a property test gives it many)
     checks: int = 0  # cases judged: those plus cells judged by a case another cell's test ran
     last_case: dict[str, str] | None = None  # the running test's output data type and level
-    # Random tests draw their descs (and layouts) from this many seeds, their data from every
-    # example's own: each program compiles once and is judged on new data (the ci profile's
-    # bounded set of shapes per test). None: a desc per example.
-    desc_pool: int | None = None
 
     @property
     def rank(self) -> int:
@@ -209,18 +205,9 @@ def _run_planned(target: Target, spec: OperatorSpec, case: Case) -> None:
 def check_property(target: Target, operator: str, seed: int) -> None:
     """A random valid case at the backend's level."""
     spec = catalog().operator(operator)
-    level = _highest_row_level(spec, target)
-    desc_seed, data_seed = _desc_and_data_seeds(target, seed)
-    _run(target, spec, draw_case(catalog(), spec, level, desc_seed, data_seed=data_seed))
+    _run(target, spec, draw_case(catalog(), spec, _highest_row_level(spec, target), seed))
     if target.last_case is not None:  # one test, many cases: no single data type
         target.last_case["data_type"] = "(random)"
-
-
-def _desc_and_data_seeds(target: Target, seed: int) -> tuple[int, int | None]:
-    """The seed a random test's desc is drawn from, and its data's (None: the same)."""
-    if target.desc_pool is None:
-        return seed, None
-    return seed % target.desc_pool, seed
 
 
 def check_layout(target: Target, operator: str, layout: str) -> None:
@@ -236,9 +223,7 @@ def check_layout(target: Target, operator: str, layout: str) -> None:
 def check_random_layouts(target: Target, operator: str, seed: int) -> None:
     """A random valid case, each tensor in a layout drawn from those the spec allows it."""
     spec = catalog().operator(operator)
-    level = _highest_row_level(spec, target)
-    desc_seed, data_seed = _desc_and_data_seeds(target, seed)
-    case = draw_layout_case(catalog(), spec, level, desc_seed, data_seed=data_seed)
+    case = draw_layout_case(catalog(), spec, _highest_row_level(spec, target), seed)
     if case is None:
         pytest.skip("the common spec lists no layouts")
     _run(target, spec, case)
