@@ -21,3 +21,23 @@ def sweep(variants: Iterable[Sequence[Any]], ids: Sequence[str], *, kept: int = 
         pytest.param(*variant, id=name, marks=() if n < kept else pytest.mark.slow)
         for n, (variant, name) in enumerate(zip(variants, ids, strict=True))
     ]
+
+
+def fails_drawn_cases(backend: str, operators: Iterable[str], seeds: int = 40) -> None:
+    """A broken backend fails one of the first `seeds` drawn cases of each operator, judged by
+    the suites' own check (the quick default-suite form of a whole suite caught)."""
+    from dmlspec.backends import load_backend
+    from dmlspec.conformance.cases import draw_case
+    from dmlspec.conformance.check import CaseFailure, run_case
+    from dmlspec.reference.fields import catalog
+
+    broken = load_backend(backend)
+    for name in operators:
+        spec = catalog().operator(name)
+        for seed in range(seeds):
+            try:
+                run_case(catalog(), spec, broken, draw_case(catalog(), spec, "6_4", seed))
+            except CaseFailure:
+                break
+        else:
+            pytest.fail(f"{backend} passed {seeds} {name} cases")

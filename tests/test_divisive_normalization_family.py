@@ -16,13 +16,9 @@ import pytest
 
 from dmlspec import ops, reference
 from dmlspec.accuracy import check_dot_product
-from dmlspec.backends import load_backend
-from dmlspec.conformance.cases import draw_case
-from dmlspec.conformance.check import CaseFailure, run_case
-from dmlspec.conformance.suite import catalog
 from dmlspec.validation import check_requires, validate_operator
 
-from .sweeps import sweep
+from .sweeps import fails_drawn_cases, sweep
 from .test_conformance import conformance
 
 OPERATORS = (
@@ -198,16 +194,7 @@ BROKEN = {
 def test_a_broken_backend_fails_drawn_cases(backend: str) -> None:
     # Quick: drawn cases through the suites' own check, the first failure enough; the whole
     # suites run in the slow set below.
-    broken = load_backend(backend)
-    for name in BROKEN[backend]:
-        spec = catalog().operator(name)
-        for seed in range(40):
-            try:
-                run_case(catalog(), spec, broken, draw_case(catalog(), spec, "6_4", seed))
-            except CaseFailure:
-                break
-        else:
-            pytest.fail(f"{backend} passed 40 {name} cases")
+    fails_drawn_cases(backend, BROKEN[backend])
 
 
 @pytest.mark.slow
