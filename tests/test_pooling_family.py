@@ -21,12 +21,10 @@ import pytest
 
 from dmlspec import ops, reference
 from dmlspec.backends import load_backend
-from dmlspec.conformance.cases import draw_case
-from dmlspec.conformance.check import CaseFailure, run_case
-from dmlspec.conformance.suite import catalog
 from dmlspec.expr.functions import FUNCTIONS
 from dmlspec.validation import check_requires, validate_operator
 
+from .sweeps import fails_drawn_cases
 from .test_conformance import conformance
 
 POOLINGS = (
@@ -438,18 +436,7 @@ BROKEN = {
 def test_a_broken_backend_fails_drawn_cases(backend: str) -> None:
     # Quick: a few drawn cases per operator through the suites' own check, the first failure
     # enough; the whole suites run in the slow set below.
-    broken = load_backend(backend)
-    for name in BROKEN[backend]:
-        spec = catalog().operator(name)
-        failures = 0
-        for seed in range(40):
-            case = draw_case(catalog(), spec, "6_4", seed)
-            try:
-                run_case(catalog(), spec, broken, case)
-            except CaseFailure:
-                failures += 1
-                break
-        assert failures, f"{backend} passed 40 {name} cases"
+    fails_drawn_cases(backend, BROKEN[backend])
 
 
 @pytest.mark.slow
